@@ -1,0 +1,56 @@
+"""Project tasks. ``nox`` alone runs what CI runs: tests, lint, typecheck.
+
+Every session installs from ``uv.lock`` (``uv sync --locked``) into its own
+environment, so a fresh machine needs only Python, ``pip install nox uv`` and
+node (for the node executor and the MCP Inspector).
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+
+
+def _sync(session: nox.Session) -> None:
+    session.run_install(
+        "uv",
+        "sync",
+        "--locked",
+        "--group",
+        "dev",
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+    )
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The whole test suite (conformance on every executor, properties, CLI)."""
+    _sync(session)
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff: style and common bugs."""
+    _sync(session)
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "bench")
+    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py", "bench")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the three packages."""
+    _sync(session)
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Medians and ratios for BENCHMARKS.md (never run as part of the tests)."""
+    _sync(session)
+    session.run("python", "-m", "bench", *session.posargs)

@@ -1,0 +1,74 @@
+"""JSON ⇄ attrs for the analysis, with the exact field names and omissions of spec §5.1."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from werkbaum_core.model import AssigneeLoads, Node, Number, Overload, Path, Warning
+
+_WARNING_CORE = ("type", "line", "text", "structural")
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
+def _renames(cls: type) -> dict[str, Any]:
+    import attrs
+
+    return {
+        f.name: override(rename=_camel(f.name))
+        for f in attrs.fields(cls)
+        if _camel(f.name) != f.name
+    }
+
+
+def _structure_warning(data: dict[str, Any], _: type) -> Warning:
+    fields = {k: v for k, v in data.items() if k not in _WARNING_CORE}
+    return Warning(
+        type=data["type"],
+        text=data.get("text", ""),
+        structural=bool(data.get("structural", False)),
+        line=data.get("line"),
+        fields=fields,
+    )
+
+
+def _unstructure_warning(warning: Warning) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": warning.type}
+    if warning.line is not None:
+        out["line"] = warning.line
+    out.update(warning.fields)
+    out["text"] = warning.text
+    out["structural"] = warning.structural
+    return out
+
+
+def make_converter() -> cattrs.Converter:
+    """A converter whose ``unstructure(structure(json)) == json`` for facade output."""
+    converter = cattrs.Converter()
+    # Numbers pass through untouched, so an integer load stays ``4`` and not ``4.0``.
+    converter.register_structure_hook(Number, lambda value, _: value)
+    converter.register_structure_hook(Warning, _structure_warning)
+    converter.register_unstructure_hook(Warning, _unstructure_warning)
+
+    node_renames = _renames(Node)
+    converter.register_structure_hook(Node, make_dict_structure_fn(Node, converter, **node_renames))
+    converter.register_unstructure_hook(
+        Node,
+        make_dict_unstructure_fn(Node, converter, _cattrs_omit_if_default=True, **node_renames),
+    )
+    for cls in (AssigneeLoads, Overload, Path):
+        renames = _renames(cls)
+        converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
+        converter.register_unstructure_hook(
+            cls, make_dict_unstructure_fn(cls, converter, **renames)
+        )
+    return converter
+
+
+converter = make_converter()

@@ -1,0 +1,205 @@
+"""The notation engine: JS modules on an executor, behind a typed Python API.
+
+>>> from werkbaum_core import Engine
+>>> analysis = Engine.default().analyze("- [ ] Plan (M)")
+
+Every method is one call across the Python↔JS boundary. Which executor runs
+the modules is chosen by argument or ``WERKBAUM_ENGINE`` (``dukpy`` default,
+``node``); which modules it runs by ``frontend`` or ``WERKBAUM_FRONTEND``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from werkbaum_core.convert import converter
+from werkbaum_core.engine.modules import ModuleSet, missing_exports
+from werkbaum_core.engine.protocol import JSON, Executor
+from werkbaum_core.errors import (
+    EngineError,
+    InvalidArgument,
+    ModuleSetError,
+    NotFound,
+    TooLarge,
+)
+from werkbaum_core.model import Analysis, Node, Warning
+from werkbaum_core.model import Path as PlanPath
+from werkbaum_core.text import MAX_TEXT_CHARS
+
+EXECUTORS = ("dukpy", "node")
+NESTING_HEADROOM = 20_000
+"""A 2,000,000-character plan can nest ~2,000 levels, which is ~4,000 levels of
+JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
+per level, so the default limit of 1,000 would turn a legal plan into a crash."""
+ENTRIES = ("exports.js", "facade.js", "transport.js")
+INCLUDE_ALL = ("tree", "warnings", "path")
+
+_CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$", re.S)
+_ERRORS_BY_CODE = {"not_found": NotFound, "invalid_argument": InvalidArgument}
+
+
+def _start(kind: str, directory: Path, entries: tuple[str, ...]) -> Executor:
+    # Executors are imported lazily: a server that never analyses starts faster.
+    if kind == "dukpy":
+        from werkbaum_core.engine.dukpy_executor import DukpyExecutor
+
+        return DukpyExecutor(directory, entries, owns_directory=True)
+    if kind == "node":
+        from werkbaum_core.engine.node_executor import NodeExecutor
+
+        return NodeExecutor(directory, entries, owns_directory=True)
+    raise ModuleSetError(f"unknown engine {kind!r}; choose one of {', '.join(EXECUTORS)}")
+
+
+class Engine:
+    """A loaded module set on one executor. Thread-safe; close it when done."""
+
+    _default: Engine | None = None
+    _default_lock = threading.Lock()
+
+    def __init__(self, executor: Executor, modules: ModuleSet) -> None:
+        self.executor = executor
+        self.modules = modules
+
+    @classmethod
+    def create(
+        cls,
+        kind: str | None = None,
+        frontend: str | Path | None = None,
+        *,
+        extra_entries: Iterable[Path] = (),
+    ) -> Engine:
+        """Start an executor of ``kind`` on the bundled modules or a checkout's.
+
+        Raises :class:`ModuleSetError` naming every missing contract export.
+        ``extra_entries`` are additional entry modules (tests use this for the
+        conformance harness), loaded after the facade.
+        """
+        if sys.getrecursionlimit() < NESTING_HEADROOM:
+            sys.setrecursionlimit(NESTING_HEADROOM)
+        kind = kind or os.environ.get("WERKBAUM_ENGINE") or "dukpy"
+        if frontend is None:
+            frontend = os.environ.get("WERKBAUM_FRONTEND") or None
+        modules = ModuleSet.from_frontend(frontend)
+        extras = tuple(Path(p) for p in extra_entries)
+        try:
+            executor = _start(
+                kind, modules.materialize(extras), ENTRIES + tuple(p.name for p in extras)
+            )
+        except EngineError:
+            # A module without a named export makes the facade fail to link;
+            # the probe alone still loads and says which export is missing.
+            _raise_for_missing_exports(kind, modules)
+            raise
+        _raise_for_missing_exports(kind, modules, executor)
+        return cls(executor, modules)
+
+    @classmethod
+    def default(cls) -> Engine:
+        """A process-wide engine, created on first use."""
+        with cls._default_lock:
+            if cls._default is None:
+                cls._default = cls.create()
+            return cls._default
+
+    @property
+    def kind(self) -> str:
+        return self.executor.name
+
+    def call(self, entry: str, payload: JSON) -> JSON:
+        """Call one facade entry; coded JS errors (``not_found: …``) become typed errors."""
+        try:
+            return self.executor.call(entry, payload)
+        except EngineError as exc:
+            match = _CODED_ERROR.match(exc.message)
+            if match:
+                raise _ERRORS_BY_CODE[match.group(1)](match.group(2)) from exc
+            raise
+
+    def analyze_json(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """The facade's analysis as plain JSON (spec §5.1)."""
+        check_text_size(text)
+        payload: dict[str, Any] = {"text": text}
+        if id is not None:
+            payload["id"] = id
+        if include is not None:
+            unknown = sorted(set(include) - set(INCLUDE_ALL))
+            if unknown:
+                raise InvalidArgument(
+                    f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_ALL)
+                )
+            payload["include"] = list(include)
+        result: dict[str, Any] = self.call("analyze", payload)
+        error = result.get("error") if isinstance(result, dict) else None
+        if error:
+            raise NotFound(error.get("message", f"no node with id {id!r}"), id=id)
+        return result
+
+    def analyze(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> Analysis:
+        """The analysis as typed objects: tree, warnings, cheapest path."""
+        raw = self.analyze_json(text, id=id, include=include)
+        return Analysis(
+            tree=converter.structure(raw["tree"], tuple[Node, ...]) if "tree" in raw else None,
+            warnings=(
+                converter.structure(raw["warnings"], tuple[Warning, ...])
+                if "warnings" in raw
+                else None
+            ),
+            path=converter.structure(raw["path"], PlanPath) if "path" in raw else None,
+        )
+
+    def transform(self, module: str, fn: str, *args: JSON) -> JSON:
+        """Call a pure text→text or list function of a module (contract ``transform``)."""
+        for arg in args:
+            if isinstance(arg, str):
+                check_text_size(arg)
+        return self.call("transform", {"module": module, "fn": fn, "args": list(args)})
+
+    def close(self) -> None:
+        self.executor.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _raise_for_missing_exports(
+    kind: str, modules: ModuleSet, executor: Executor | None = None
+) -> None:
+    probe = executor or _start(kind, modules.materialize(), ENTRIES[:1])
+    try:
+        missing = missing_exports(probe.exports())
+    finally:
+        if executor is None:
+            probe.close()
+    if missing:
+        if executor is not None:
+            executor.close()
+        raise ModuleSetError(
+            "module set lacks required exports: " + "; ".join(missing), missing=missing
+        )
+
+
+def check_text_size(text: str) -> None:
+    """Refuse texts over the backend's limit before any JS runs (dukpy has no timeout)."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}",
+            limit=MAX_TEXT_CHARS,
+            size=len(text),
+        )
+
+
+__all__ = ["EXECUTORS", "Engine", "check_text_size"]

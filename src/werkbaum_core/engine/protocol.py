@@ -1,0 +1,25 @@
+"""The executor protocol: the only thing the core needs from a JS runtime."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+JSON = Any
+"""A JSON value as the ``json`` module produces it."""
+
+
+class Executor(Protocol):
+    """A JS runtime with the module set loaded.
+
+    ``call`` runs ``globalThis.werkbaum[entry](payload)`` and returns its JSON
+    result; it raises :class:`~werkbaum_core.errors.EngineError` when the JS
+    throws or the runtime dies. Implementations serialise calls themselves.
+    """
+
+    name: str
+
+    def call(self, entry: str, payload: JSON) -> JSON: ...
+
+    def exports(self) -> dict[str, list[str]]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,107 @@
+"""Value types of an analysis, as the engine's facade returns it (spec §5.1).
+
+The JSON field names are camelCase (what agents see); the Python names are
+snake_case. :mod:`werkbaum_core.convert` maps between the two and omits
+default-valued fields, so ``unstructure(structure(json)) == json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+Number = int | float
+"""Loads can be fractions (a station shared by two owners); totals are integers."""
+
+
+@attrs.frozen(kw_only=True)
+class Node:
+    id: str | None = None
+    label: str
+    line: int
+    gate: str = "and"
+    optional: bool = False
+    status: str | None = None
+    effective_status: str | None = None
+    size: str | None = None
+    assumed_size: str | None = None
+    size_conflict: bool = False
+    tags: tuple[str, ...] = ()
+    marks: tuple[str, ...] = ()
+    deps: tuple[str, ...] = ()
+    desc: str | None = None
+    fold: str | None = None
+    focus: bool = False
+    url: str | None = None
+    taiga_slug: str | None = None
+    ticket_ref: str | None = None
+    children: tuple[Node, ...] = ()
+
+    @property
+    def ref(self) -> str:
+        """How the path refers to this node: ``#id``, else ``L<line>``."""
+        return f"#{self.id}" if self.id else f"L{self.line}"
+
+    def walk(self) -> list[Node]:
+        """This node and its descendants in document order."""
+        out: list[Node] = []
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
+
+
+@attrs.frozen
+class Warning:
+    """One warning: ``type``, optional ``line``, the English ``text``, and its fields.
+
+    ``fields`` holds the type-specific data (``code``, ``label``, ``id``,
+    ``firstLine``, ``size``, ``tag``, ``share``…) under their JSON names.
+    """
+
+    type: str
+    text: str
+    structural: bool
+    line: int | None = None
+    fields: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class AssigneeLoads:
+    loads: dict[str, Number] = attrs.field(factory=dict)
+    total: Number = 0
+    stations: dict[str, int] = attrs.field(factory=dict)
+    total_stations: int = 0
+
+
+@attrs.frozen
+class Overload:
+    tag: str
+    share: Number
+    stations: int
+    total_stations: int
+
+
+@attrs.frozen
+class Path:
+    needed: tuple[str, ...] = ()
+    stations: tuple[str, ...] = ()
+    exact: bool = True
+    assignee_loads: AssigneeLoads = attrs.field(factory=AssigneeLoads)
+    overloaded_assignee: Overload | None = None
+
+
+@attrs.frozen
+class Analysis:
+    """What ``werkbaum_inspect`` reports; parts left out by ``include`` are None."""
+
+    tree: tuple[Node, ...] | None = None
+    warnings: tuple[Warning, ...] | None = None
+    path: Path | None = None
+
+    def nodes(self) -> list[Node]:
+        """Every node of the tree in document order."""
+        return [n for root in self.tree or () for n in root.walk()]

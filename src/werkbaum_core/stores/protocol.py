@@ -1,0 +1,70 @@
+"""The store protocol the write pipeline is written against (pure: no I/O here).
+
+A store reads a source into a :class:`Snapshot` and writes a change against a
+:class:`Base`. It never decides what to write — that is the pipeline's job —
+and it never writes without checking the base: a stale base is a
+:class:`~werkbaum_core.errors.Conflict` carrying the current snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import attrs
+
+Op = dict[str, Any]
+"""A line operation exactly as the documents API defines it (``LineOperation``)."""
+
+
+@attrs.frozen
+class Base:
+    """What an agent read: the document version (None for files) and the checksum."""
+
+    checksum: str
+    version: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "checksum": self.checksum}
+
+
+@attrs.frozen
+class Snapshot:
+    """A read: the text, its base and line count (and the document a mirror file stands for)."""
+
+    text: str
+    base: Base
+    mirror_of: str | None = None
+
+    @property
+    def lines(self) -> int:
+        return self.text.count("\n") + 1
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"text": self.text, "base": self.base.to_json(), "lines": self.lines}
+        if self.mirror_of:
+            out["mirrorOf"] = self.mirror_of
+        return out
+
+
+class Store(Protocol):
+    """A place plans live. Every method may raise the core's typed errors."""
+
+    def read(self, source: str) -> Snapshot:
+        """The current snapshot (``NotFound``/``SourceUnavailable``/``ForbiddenSource``)."""
+        ...
+
+    def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
+        """The text the agent's ``base`` names, and the current snapshot.
+
+        Raises ``Conflict`` (with the current text and base) when the base text
+        is no longer available to diff against.
+        """
+        ...
+
+    def write(self, source: str, base: Base, ops: list[Op], new_text: str) -> Snapshot:
+        """Store the change (``ops`` against the base, giving ``new_text``) atomically.
+
+        Returns the snapshot the store holds afterwards (a backend may have
+        merged concurrent edits into it). Raises ``Conflict`` on a stale base.
+        """
+        ...

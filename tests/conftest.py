@@ -1,0 +1,56 @@
+"""Shared fixtures: the reference material beside the repository and one engine per executor."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from werkbaum_core import EXECUTORS, Engine
+from werkbaum_core.engine.node_executor import node_binary
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures" / "plans"
+CONFORMANCE_JS = REPO / "tests" / "js" / "conformance.js"
+
+
+def shared_path(*parts: str) -> Path:
+    """A file of ../shared; the tests cannot run without it."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"reference material missing: {path} (tests expect ../shared beside the repo)")
+    return path
+
+
+def fixture_plans() -> list[Path]:
+    return sorted(p for p in FIXTURES.iterdir() if p.is_file())
+
+
+def _available(kind: str) -> bool:
+    if kind == "node" and node_binary() is None:
+        # CI must run every executor; locally a missing node only skips.
+        if os.environ.get("CI"):
+            pytest.fail("CI needs `node` on the PATH to run the node executor's suite")
+        return False
+    return True
+
+
+@pytest.fixture(scope="session", params=EXECUTORS)
+def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """The bundled modules on each executor (the same suite runs on all of them)."""
+    if not _available(request.param):
+        pytest.skip(f"{request.param} executor not available")
+    with Engine.create(request.param, frontend="") as eng:
+        yield eng
+
+
+@pytest.fixture(scope="session", params=EXECUTORS)
+def conformance_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """An engine that also loads the test-only conformance harness."""
+    if not _available(request.param):
+        pytest.skip(f"{request.param} executor not available")
+    with Engine.create(request.param, frontend="", extra_entries=[CONFORMANCE_JS]) as eng:
+        yield eng

@@ -1,0 +1,148 @@
+"""Executors and module sets: isolation, limits, recovery, drop-in checkouts."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from werkbaum_core import MAX_TEXT_CHARS, Engine, EngineError, ModuleSetError, TooLarge
+from werkbaum_core.engine import ENTRIES
+from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, bundled_dir
+from werkbaum_core.engine.node_executor import NodeExecutor, node_binary
+
+needs_node = pytest.mark.skipif(node_binary() is None, reason="node not installed")
+
+
+def test_text_over_the_limit_is_refused_before_js_runs(engine: Engine) -> None:
+    with pytest.raises(TooLarge) as info:
+        engine.analyze_json("x" * (MAX_TEXT_CHARS + 1))
+    assert info.value.to_json()["error"]["code"] == "too_large"
+    assert engine.analyze_json("x" * 1000)["tree"]  # the engine still works afterwards
+
+
+def test_unknown_include_part_is_an_invalid_argument(engine: Engine) -> None:
+    with pytest.raises(Exception, match="include"):
+        engine.analyze_json("- A", include=["tree", "colours"])
+
+
+def test_unknown_subtree_id_is_not_found(engine: Engine) -> None:
+    with pytest.raises(Exception, match="nope") as info:
+        engine.analyze_json("- [ ] #a: A\n  - #b: B", id="nope")
+    assert getattr(info.value, "code", None) == "not_found"
+
+
+def test_subtree_by_id(engine: Engine) -> None:
+    result = engine.analyze_json(
+        "[ ] #r: R\n  - [ ] #a: A (S)\n    - [ ] #b: B\n  - [ ] #c: C", id="a"
+    )
+    assert [n["label"] for n in result["tree"]] == ["A"]
+    assert [c["label"] for c in result["tree"][0]["children"]] == ["B"]
+
+
+def test_secrets_in_the_environment_never_reach_js(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("WERKBAUM_MCP_TOKEN", "s3cret-token-value")
+    spy = tmp_path / "spy.js"
+    spy.write_text(
+        "globalThis.werkbaum.env = () => JSON.stringify("
+        "(globalThis.process && globalThis.process.env) || {});\n",
+        encoding="utf-8",
+    )
+    kinds = ["dukpy"] + (["node"] if node_binary() else [])
+    for kind in kinds:
+        with Engine.create(kind, frontend="", extra_entries=[spy]) as eng:
+            seen = eng.call("env", {})
+            assert "s3cret-token-value" not in seen, kind
+            assert "WERKBAUM_MCP_TOKEN" not in seen, kind
+
+
+def _checkout_with(tmp_path: Path, name: str, source: str) -> Path:
+    checkout = tmp_path / "frontend-src"
+    checkout.mkdir()
+    (checkout / name).write_text(source, encoding="utf-8")
+    return checkout
+
+
+def test_checkout_module_missing_an_export_is_named(tmp_path: Path) -> None:
+    original = (bundled_dir() / "taiga.js").read_text(encoding="utf-8")
+    crippled = original.replace("export function appendToken", "function appendToken")
+    assert crippled != original, "the test needs appendToken declared as an exported function"
+    checkout = _checkout_with(tmp_path, "taiga.js", crippled)
+    with pytest.raises(ModuleSetError, match=r"taiga\.js: appendToken"):
+        Engine.create("dukpy", frontend=checkout)
+
+
+def test_checkout_modules_replace_bundled_ones_module_by_module(tmp_path: Path) -> None:
+    i18n = (bundled_dir() / "i18n.js").read_text(encoding="utf-8")
+    checkout = _checkout_with(tmp_path, "i18n.js", i18n)
+    origins = ModuleSet.from_frontend(checkout).origins()
+    assert origins["i18n.js"] == str(checkout / "i18n.js")
+    assert origins["parser.js"] == "bundled"
+    assert set(REQUIRED_EXPORTS) <= set(origins)
+
+
+def test_frontend_that_is_not_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ModuleSetError, match="not a directory"):
+        Engine.create("dukpy", frontend=tmp_path / "missing")
+
+
+def test_unknown_engine_is_refused() -> None:
+    with pytest.raises(ModuleSetError, match="unknown engine"):
+        Engine.create("rhino", frontend="")
+
+
+@needs_node
+def test_node_executor_restarts_after_its_process_dies(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.js"
+    crash.write_text("globalThis.werkbaum.crash = () => process.exit(3);\n", encoding="utf-8")
+    with Engine.create("node", frontend="", extra_entries=[crash]) as eng:
+        executor = eng.executor
+        assert isinstance(executor, NodeExecutor)
+        with pytest.raises(EngineError, match="exited"):
+            eng.call("crash", {})  # the call during which it dies reports it
+        assert eng.analyze_json("- B")["tree"][0]["label"] == "B"  # the next one gets a new process
+        process = executor._process
+        assert process is not None
+        process.popen.kill()  # killed between calls (OOM killer, a user):
+        process.popen.wait()
+        assert eng.analyze_json("- C")["tree"][0]["label"] == "C"  # restarted transparently
+
+
+@needs_node
+def test_node_executor_kills_a_call_that_exceeds_its_time_limit(tmp_path: Path) -> None:
+    slow = tmp_path / "slow.js"
+    slow.write_text("globalThis.werkbaum.spin = () => { for (;;) {} };\n", encoding="utf-8")
+    modules = ModuleSet()
+    directory = modules.materialize([slow])
+    executor = NodeExecutor(
+        directory, (*ENTRIES, "slow.js"), owns_directory=True, timeout=1.0
+    )
+    try:
+        with pytest.raises(EngineError, match="no answer within 1 s"):
+            executor.call("spin", {})
+        assert executor.call("analyze", {"text": "- A"})["tree"][0]["label"] == "A"
+    finally:
+        executor.close()
+
+
+def test_core_does_not_import_mcp_or_a_transport() -> None:
+    probe = (
+        "import sys, werkbaum_core, werkbaum_core.engine.dukpy_executor, "
+        "werkbaum_core.engine.node_executor\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'mcp', 'starlette', 'uvicorn', 'typer', 'werkbaum_stdio', 'werkbaum_http'})\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_js_directory_ships_every_contract_module() -> None:
+    shipped = {p.name for p in bundled_dir().iterdir()}
+    assert set(REQUIRED_EXPORTS) | {"facade.js", "exports.js", "package.json"} <= shipped
+    assert shutil.which("node") is None or node_binary() is not None
