@@ -112,3 +112,67 @@ def inspect(
 def main() -> None:
     """Console entry point of ``werkbaum``."""
     sys.exit(app())
+
+
+# ---------------------------------------------------------------- werkbaum-mcp (stdio server)
+
+server_app = typer.Typer(
+    name="werkbaum-mcp",
+    help="MCP server over stdio: exact, safe access to Werkbaum plans for AI agents.",
+    add_completion=False,
+)
+
+
+@server_app.command()
+def serve(
+    root: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--root", help="Allowed directory (repeatable; default CLAUDE_PROJECT_DIR, else cwd)."
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Offer only the read tools.")
+    ] = False,
+    audit_log: Annotated[
+        Path | None, typer.Option("--audit-log", help="Append audit lines here instead of stderr.")
+    ] = None,
+    engine: EngineOption = None,
+    frontend: FrontendOption = None,
+) -> None:
+    """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
+    from werkbaum_core.engine import LazyEngine
+    from werkbaum_stdio.roots import Roots
+    from werkbaum_stdio.server import StdioConfig, build_server
+
+    try:
+        roots = Roots.from_args(root or [])
+    except WerkbaumError as exc:
+        _fail(exc.message, EXIT_UNREADABLE)
+    config = StdioConfig(
+        roots=roots,
+        name=name,
+        read_only=read_only,
+        engine=engine,
+        frontend=frontend,
+        audit_log=audit_log,
+    )
+    lazy = LazyEngine(engine, frontend)
+    if frontend:
+        # A checkout's module set is checked before serving: a missing export is a
+        # start-up error, not a failure of the agent's first call.
+        try:
+            lazy.get()
+        except WerkbaumError as exc:
+            _fail(exc.message, EXIT_UNREADABLE)
+        typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
+    lazy.start()
+    build_server(config, lazy).run("stdio")
+
+
+def server_main() -> None:
+    """Console entry point of ``werkbaum-mcp``."""
+    sys.exit(server_app())

@@ -119,9 +119,7 @@ def test_node_executor_kills_a_call_that_exceeds_its_time_limit(tmp_path: Path) 
     slow.write_text("globalThis.werkbaum.spin = () => { for (;;) {} };\n", encoding="utf-8")
     modules = ModuleSet()
     directory = modules.materialize([slow])
-    executor = NodeExecutor(
-        directory, (*ENTRIES, "slow.js"), owns_directory=True, timeout=1.0
-    )
+    executor = NodeExecutor(directory, (*ENTRIES, "slow.js"), owns_directory=True, timeout=1.0)
     try:
         with pytest.raises(EngineError, match="no answer within 1 s"):
             executor.call("spin", {})

@@ -37,7 +37,7 @@ NESTING_HEADROOM = 20_000
 """A 2,000,000-character plan can nest ~2,000 levels, which is ~4,000 levels of
 JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
 per level, so the default limit of 1,000 would turn a legal plan into a crash."""
-ENTRIES = ("exports.js", "facade.js", "transport.js")
+ENTRIES = ("exports.js", "facade.js", "writes.js", "transport.js")
 INCLUDE_ALL = ("tree", "warnings", "path")
 
 _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$", re.S)
@@ -175,6 +175,60 @@ class Engine:
         self.close()
 
 
+class LazyEngine:
+    """An engine that starts loading in the background and is waited for on first use.
+
+    A server answers the handshake and ``tools/list`` without any JS work;
+    module loading overlaps with that instead of delaying it.
+    """
+
+    def __init__(self, kind: str | None = None, frontend: str | Path | None = None) -> None:
+        self._kind, self._frontend = kind, frontend
+        self._engine: Engine | None = None
+        self._error: BaseException | None = None
+        self._ready = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Begin loading now (idempotent)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._load, name="werkbaum-engine", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            self._engine = Engine.create(self._kind, self._frontend)
+        except BaseException as exc:  # reported to every caller, not lost in the thread
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    def get(self) -> Engine:
+        self.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._engine is not None
+        return self._engine
+
+    def analyze_json(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        return self.get().analyze_json(text, id=id, include=include)
+
+    def call(self, entry: str, payload: JSON) -> JSON:
+        return self.get().call(entry, payload)
+
+    def close(self) -> None:
+        if self._started:
+            self._ready.wait()
+        if self._engine is not None:
+            self._engine.close()
+
+
 def _raise_for_missing_exports(
     kind: str, modules: ModuleSet, executor: Executor | None = None
 ) -> None:
@@ -202,4 +256,4 @@ def check_text_size(text: str) -> None:
         )
 
 
-__all__ = ["EXECUTORS", "Engine", "check_text_size"]
+__all__ = ["EXECUTORS", "Engine", "LazyEngine", "check_text_size"]

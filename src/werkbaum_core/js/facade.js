@@ -78,17 +78,30 @@ export function mixedGateWarnings(roots) {
 }
 
 // §13.3: needed, not done, and nothing needed-and-open below (all children).
+// Pre-order with parent indices; reverse order visits children first.
 export function stationsOf(roots, set) {
-  const nodes = preorder(roots);
-  const parentOf = new Map();
-  for (const n of nodes) for (const k of n.children || EMPTY) parentOf.set(k, n);
-  const openBelow = new Set();
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const n = nodes[i];
-    const p = parentOf.get(n);
-    if (p && (openBelow.has(n) || (set.has(n) && !model.isDone(n)))) openBelow.add(p);
+  const nodes = [];
+  const parent = [];
+  const stack = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i], -1);
+  while (stack.length) {
+    const p = stack.pop();
+    const n = stack.pop();
+    const idx = nodes.length;
+    nodes.push(n);
+    parent.push(p);
+    const kids = n.children || EMPTY;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], idx);
   }
-  return nodes.filter((n) => set.has(n) && !model.isDone(n) && !openBelow.has(n));
+  const open = new Uint8Array(nodes.length);
+  const openBelow = new Uint8Array(nodes.length);
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    open[i] = set.has(nodes[i]) && !model.isDone(nodes[i]) ? 1 : 0;
+    if (parent[i] >= 0 && (open[i] || openBelow[i])) openBelow[parent[i]] = 1;
+  }
+  const out = [];
+  for (let i = 0; i < nodes.length; i++) if (open[i] && !openBelow[i]) out.push(nodes[i]);
+  return out;
 }
 
 function lineOf(w) {
@@ -186,7 +199,7 @@ function treeJson(tops, ctx) {
   return out;
 }
 
-function warningJson(w) {
+export function warningJson(w) {
   const o = Object.assign({}, w);
   o.text = warningsModule.warningText(w, i18n.t);
   o.structural = STRUCTURAL.has(w.type);

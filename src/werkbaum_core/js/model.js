@@ -93,7 +93,7 @@ export function visibleChildren(n, showDiscarded) {
 
 // Optional extras count only while started (D61); discarded never.
 export function pathChildren(n) {
-  return kidsOf(n).filter((k) => !isDiscarded(k) && (!k.optional || isStarted(k)));
+  return kidsOf(n).filter(isPathChild);
 }
 
 // A made choice is final: cost decides only among realized alternatives.
@@ -107,33 +107,41 @@ export function chosenPool(kids) {
 const assumedMemo = new WeakMap();
 
 // Children that count for the estimate: neither optional nor discarded.
-function countingChildren(n) {
-  return kidsOf(n).filter((k) => !k.optional && !isDiscarded(k));
+function counts(k) {
+  return !k.optional && !isDiscarded(k);
 }
 
-// §12.4 for one node whose counting children are already resolved.
+// §12.4 for one node whose counting children are already resolved. Written
+// as plain loops because it runs once per node of every analysed plan.
 function estimate(n) {
-  const counting = countingChildren(n);
-  const disjunctive = counting.length > 0 && gateOf(counting) !== 'and';
-  let kids;
-  if (disjunctive) {
-    const pool = chosenPool(counting);
-    kids = pool.some(isDone) ? EMPTY : pool;
-  } else {
-    kids = counting.filter((k) => !isDone(k));
+  const kids = kidsOf(n);
+  let first = null;
+  let anyRealized = false;
+  for (const k of kids) {
+    if (!counts(k)) continue;
+    if (!first) first = k;
+    if (isRealized(k)) anyRealized = true;
   }
-  if (kids.length === 0) return counting.length ? 'XS' : 'M';
-  if (disjunctive) {
+  if (!first) return 'M'; // a true leaf, or only optional/discarded children
+  if (first.type === 'or' || first.type === 'xor') {
+    // Pool = realized counting children if any, else all; a done member
+    // means the choice is settled: only wrap-up remains.
     let best = 5;
-    for (const k of kids) best = Math.min(best, SIZE_INDEX[assumedSize(k)]);
+    for (const k of kids) {
+      if (!counts(k) || (anyRealized && !isRealized(k))) continue;
+      if (isDone(k)) return 'XS';
+      best = Math.min(best, SIZE_INDEX[assumedSize(k)]);
+    }
     return SIZES[best];
   }
   let max = -1;
   let count = 0;
   for (const k of kids) {
+    if (!counts(k) || isDone(k)) continue;
     const r = SIZE_INDEX[assumedSize(k)];
     if (r > max) { max = r; count = 1; } else if (r === max) count++;
   }
+  if (max < 0) return 'XS'; // everything named is done
   return SIZES[Math.min(max + (count >= 3 ? 1 : 0), 5)];
 }
 
@@ -142,21 +150,22 @@ function estimate(n) {
 export function assumedSize(n) {
   if (n.size) return n.size;
   const known = assumedMemo.get(n);
-  if (known) return known;
+  if (known !== undefined) return known;
   const stack = [n];
-  const entered = new Set();
+  const expanded = [false];
   while (stack.length) {
-    const top = stack[stack.length - 1];
-    if (top.size || assumedMemo.has(top)) { stack.pop(); continue; }
-    if (!entered.has(top)) {
-      entered.add(top);
-      for (const k of countingChildren(top)) {
-        if (!k.size && !assumedMemo.has(k)) stack.push(k);
+    const top = stack.length - 1;
+    const node = stack[top];
+    if (!expanded[top]) {
+      expanded[top] = true;
+      for (const k of kidsOf(node)) {
+        if (!k.size && counts(k) && !assumedMemo.has(k)) { stack.push(k); expanded.push(false); }
       }
       continue;
     }
     stack.pop();
-    assumedMemo.set(top, estimate(top));
+    expanded.pop();
+    if (!assumedMemo.has(node)) assumedMemo.set(node, estimate(node));
   }
   return assumedMemo.get(n);
 }
@@ -310,7 +319,7 @@ function localSet(ix, groups) {
 // coupled groups left open and each member's closure (outside base) is
 // precomputed. Only nodes in base ∪ U (U = all member closures) can change
 // their margin, so the rest is priced once. Results equal plain
-// needed()+costOf() enumeration; _plainCheapPlan exists to test exactly that.
+// needed()+costOf() enumeration; _cheapPlanBy exists to test exactly that.
 function prepareSearch(ix, groups) {
   const { N, own, pkStart, pkList } = ix;
   const { localChoice, coupled, groupOf } = groups;
@@ -502,8 +511,9 @@ function searchIncremental(s) {
       assignment[g] = before;
       addClosure(g, -1);
       assignment[g] = after;
-      // The removal may have deactivated g itself (never: base or acyclic owners).
-      if (active[g]) addClosure(g, 1);
+      // g stays active: its owner is in base or opened by groups that do not
+      // depend on g (the activation relation is acyclic here).
+      addClosure(g, 1);
     } else {
       assignment[g] = after;
     }
@@ -588,9 +598,19 @@ function openBelowFlags(nodes, parent, set) {
   return openBelow;
 }
 
+function isPathChild(k) {
+  return !isDiscarded(k) && (!k.optional || isStarted(k));
+}
+
+// max(0, ownCost(n) − Σ ownCost(k) for k ∈ pathChildren(n) ∩ set), without
+// allocating the child list (this runs once per needed node).
 function marginIn(n, set) {
   let parts = 0;
-  for (const k of pathChildren(n)) if (set.has(k)) parts += ownCost(k);
+  const kids = kidsOf(n);
+  for (let i = 0; i < kids.length; i++) {
+    const k = kids[i];
+    if (set.has(k) && isPathChild(k)) parts += ownCost(k);
+  }
   return Math.max(0, ownCost(n) - parts);
 }
 
@@ -645,10 +665,8 @@ export function progressRank(n) {
 export function effectiveStatus(roots) {
   const { nodes } = flatten(roots);
   const N = nodes.length;
-  const index = new Map();
   const byId = new Map();
   for (let i = 0; i < N; i++) {
-    index.set(nodes[i], i);
     if (nodes[i].id != null && !byId.has(nodes[i].id)) byId.set(nodes[i].id, i);
   }
   const reverse = new Array(N);

@@ -8,6 +8,7 @@ but the store step.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import attrs
@@ -15,10 +16,10 @@ import attrs
 from werkbaum_core.errors import Blocked, InvalidArgument
 from werkbaum_core.rules import guard
 from werkbaum_core.rules.diff import unified
+from werkbaum_core.rules.schemas import MAX_OPS
 from werkbaum_core.stores.memory import conflict
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, Store
 
-MAX_OPS = 1000
 VERBS = ("setStatus", "setSize", "addNode", "moveNode", "removeNode", "applyOps", "write")
 
 
@@ -37,6 +38,7 @@ class WriteRequest:
     allow_warnings: bool = False
     allow_prod: bool = False
     dry_run: bool = False
+    author: str = "Agent"
 
     def __attrs_post_init__(self) -> None:
         if self.verb not in VERBS:
@@ -93,14 +95,14 @@ class Planned:
 def plan(engine: EngineCalls, store: Store, request: WriteRequest) -> Planned:
     """Everything up to (not including) the store step; raises ``Blocked``/``Conflict``."""
     base_text, current = store.base_text(request.source, request.base)
-    if request.verb == "setStatus" and request.args.get("status") == "^":
-        if not request.allow_prod:
-            raise Blocked(
-                "an agent does not set [^] (in production) on its own; pass allowProd: true "
-                "only if a human asked for it",
-                nodes=[f"#{request.args.get('id')}"],
-                flag="allowProd",
-            )
+    sets_prod = request.verb == "setStatus" and request.args.get("status") == "^"
+    if sets_prod and not request.allow_prod:
+        raise Blocked(
+            "an agent does not set [^] (in production) on its own; pass allowProd: true "
+            "only if a human asked for it",
+            nodes=[f"#{request.args.get('id')}"],
+            flag="allowProd",
+        )
     payload: dict[str, Any] = {"text": base_text, "verb": request.verb, "args": request.args}
     if current.text != base_text:
         payload["current"] = current.text
@@ -142,7 +144,9 @@ def store_planned(engine: EngineCalls, store: Store, planned: Planned) -> WriteR
     if not planned.ops:
         # Nothing changes: no write, no new version, same base.
         return _result(planned, planned.current, planned.delta)
-    stored = store.write(request.source, request.base, list(planned.ops), planned.new_text)
+    stored = store.write(
+        request.source, request.base, list(planned.ops), planned.new_text, author=request.author
+    )
     change = planned.delta
     findings: tuple[str, ...] = ()
     if stored.text != planned.expected_text:
@@ -162,8 +166,17 @@ def _result(planned: Planned, snapshot: Snapshot, change: guard.Delta) -> WriteR
     )
 
 
-def write(engine: EngineCalls, store: Store, request: WriteRequest) -> WriteResult:
-    """Run one write request through the whole pipeline."""
+def write(
+    engine: EngineCalls,
+    store: Store,
+    request: WriteRequest,
+    checkpoint: Callable[[], None] = lambda: None,
+) -> WriteResult:
+    """Run one write request through the whole pipeline.
+
+    ``checkpoint`` runs right before the store step and may raise (a cancelled
+    call): up to there nothing has been written; from there on the write completes.
+    """
     planned = plan(engine, store, request)
     if request.dry_run:
         result = _result(planned, planned.current, planned.delta)
@@ -174,6 +187,7 @@ def write(engine: EngineCalls, store: Store, request: WriteRequest) -> WriteResu
             diff=unified(planned.base_text, planned.expected_text, _name(request.source)),
             dry_run=True,
         )
+    checkpoint()
     return store_planned(engine, store, planned)
 
 

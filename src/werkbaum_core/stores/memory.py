@@ -17,6 +17,7 @@ class MemoryStore:
         self._plans = dict(plans or {})
         self._lock = threading.Lock()
         self.writes = 0
+        self.authors: list[str] = []
 
     def _snapshot(self, source: str) -> Snapshot:
         try:
@@ -36,13 +37,16 @@ class MemoryStore:
             raise conflict(source, current)
         return current.text, current
 
-    def write(self, source: str, base: Base, ops: list[Op], new_text: str) -> Snapshot:
+    def write(
+        self, source: str, base: Base, ops: list[Op], new_text: str, *, author: str = "Agent"
+    ) -> Snapshot:
         with self._lock:
             current = self._snapshot(source)
             if current.base.checksum != base.checksum:
                 raise conflict(source, current)
             self._plans[source] = new_text
             self.writes += 1
+            self.authors.append(author)
             return self._snapshot(source)
 
     def text(self, source: str) -> str:

@@ -61,8 +61,13 @@ class Store(Protocol):
         """
         ...
 
-    def write(self, source: str, base: Base, ops: list[Op], new_text: str) -> Snapshot:
+    def write(
+        self, source: str, base: Base, ops: list[Op], new_text: str, *, author: str = "Agent"
+    ) -> Snapshot:
         """Store the change (``ops`` against the base, giving ``new_text``) atomically.
+
+        ``author`` is the display name a shared document records for the change
+        (files have no such field and ignore it).
 
         Returns the snapshot the store holds afterwards (a backend may have
         merged concurrent edits into it). Raises ``Conflict`` on a stale base.

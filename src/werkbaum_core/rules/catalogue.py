@@ -1,0 +1,372 @@
+"""The tool catalogue: names, titles, descriptions, schemas, annotations and
+handlers of the nine tools (spec §5), free of any MCP or transport code.
+
+An adapter registers these specs on its MCP server and supplies
+:class:`Services` — the engine, a source resolver over its own stores, and an
+audit sink. A handler takes the validated arguments and the caller's
+:class:`Caller` and returns the JSON result, or raises a typed
+:class:`~werkbaum_core.errors.WerkbaumError`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from werkbaum_core.errors import InvalidArgument, WerkbaumError
+from werkbaum_core.rules import schemas as s
+from werkbaum_core.rules.pipeline import WriteRequest, write
+from werkbaum_core.stores.protocol import Base, Store
+from werkbaum_core.text import MAX_TEXT_CHARS
+
+JSONObject = dict[str, Any]
+
+
+class Analyzer(Protocol):
+    """The part of the engine the tools use."""
+
+    def analyze_json(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> dict[str, Any]: ...
+
+    def call(self, entry: str, payload: Any) -> Any: ...
+
+
+@attrs.frozen
+class Resolved:
+    """A source resolved by an adapter: its store, the key that store knows it by,
+    and (for a mirror file) the document a write is redirected to."""
+
+    store: Store
+    key: str
+    redirected_to: str | None = None
+
+
+class Sources(Protocol):
+    def resolve(self, source: str) -> Resolved:
+        """Map a source string to a store, or raise ``ForbiddenSource``/``InvalidArgument``."""
+        ...
+
+
+@attrs.frozen
+class Caller:
+    """Who is calling, for documents' ``displayName`` and the audit line (a claim, not proof)."""
+
+    display_name: str = "Agent"
+    request_id: str | None = None
+
+
+@attrs.frozen
+class Services:
+    engine: Analyzer
+    sources: Sources
+    audit: Callable[[JSONObject], None] = lambda event: None
+    after_write: Callable[[Resolved, JSONObject, Caller], JSONObject | None] | None = None
+    """Adapter hook run after a successful write (the git mirror); its answer
+    becomes the result's ``mirror`` field."""
+    checkpoint: Callable[[], None] = lambda: None
+    """Raises if the call was cancelled; consulted right before the store step."""
+
+
+Handler = Callable[[Services, JSONObject, Caller], JSONObject]
+
+
+@attrs.frozen
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_schema: s.Schema
+    output_schema: s.Schema
+    handler: Handler
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = True
+
+    def annotations(self) -> JSONObject:
+        """The MCP tool annotations, camelCase as on the wire."""
+        out: JSONObject = {"title": self.title, "readOnlyHint": self.read_only}
+        if not self.read_only:
+            out["destructiveHint"] = self.destructive
+            out["idempotentHint"] = self.idempotent
+        out["openWorldHint"] = self.open_world
+        return out
+
+
+# ------------------------------------------------------------------ read tools
+
+
+def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+    resolved = services.sources.resolve(args["source"])
+    return resolved.store.read(resolved.key).to_json()
+
+
+def _inspect(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+    has_source, has_text = "source" in args, "text" in args
+    if has_source == has_text:
+        raise InvalidArgument("give exactly one of source or text")
+    out: JSONObject = {}
+    if has_source:
+        resolved = services.sources.resolve(args["source"])
+        snapshot = resolved.store.read(resolved.key)
+        text = snapshot.text
+        out["base"] = snapshot.base.to_json()
+    else:
+        text = args["text"]
+    out.update(services.engine.analyze_json(text, id=args.get("id"), include=args.get("include")))
+    return out
+
+
+# ------------------------------------------------------------------ write tools
+
+
+def _status_code(value: Any) -> str | None:
+    if value is None or value in s.STATUS_CODES:
+        return value  # type: ignore[no-any-return]
+    if value == "X":
+        return "x"
+    code = s.STATUS_ALIASES.get(str(value).strip().lower())
+    if code is None:
+        raise InvalidArgument(
+            f"unknown status {value!r}; use one of {' '.join(s.STATUS_CODES)} "
+            f"(or {', '.join(s.STATUS_ALIASES)}), a space for planned, or null",
+        )
+    return code
+
+
+def _verb_args(verb: str, args: JSONObject) -> JSONObject:
+    keys = {
+        "setStatus": ("id", "status"),
+        "setSize": ("id", "size"),
+        "addNode": ("parent", "line", "after"),
+        "moveNode": ("id", "parent", "after"),
+        "removeNode": ("id", "discard"),
+        "applyOps": ("ops",),
+        "write": ("text",),
+    }[verb]
+    out = {k: args[k] for k in keys if k in args}
+    if verb == "setStatus":
+        out["status"] = _status_code(args.get("status"))
+    return out
+
+
+def _writer(verb: str, tool: str) -> Handler:
+    def handle(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+        return _write(services, verb, tool, args, caller)
+
+    return handle
+
+
+def _write(
+    services: Services, verb: str, tool: str, args: JSONObject, caller: Caller
+) -> JSONObject:
+    started = time.time()
+    event: JSONObject = {
+        "tool": tool,
+        "source": args.get("source"),
+        "displayName": caller.display_name,
+    }
+    try:
+        resolved = services.sources.resolve(args["source"])
+        base = Base(checksum=args["base"]["checksum"], version=args["base"].get("version"))
+        event.update(source=resolved.redirected_to or resolved.key, old=base.to_json())
+        request = WriteRequest(
+            source=resolved.key,
+            base=base,
+            verb=verb,
+            args=_verb_args(verb, args),
+            allow_warnings=bool(args.get("allowWarnings")),
+            allow_prod=bool(args.get("allowProd")),
+            dry_run=bool(args.get("dryRun")),
+            author=caller.display_name,
+        )
+        result = write(services.engine, resolved.store, request, services.checkpoint)
+        if resolved.redirected_to:
+            result = attrs.evolve(result, redirected_to=resolved.redirected_to)
+        out = result.to_json()
+        if not request.dry_run and result.ops and services.after_write is not None:
+            mirror = services.after_write(resolved, out, caller)
+            if mirror is not None:
+                out["mirror"] = mirror
+        delta = out["warnings"]
+        event.update(
+            outcome="dryRun" if request.dry_run else "ok",
+            new=out["base"],
+            added=len(delta["added"]),
+            removed=len(delta["removed"]),
+            mirror=out.get("mirror"),
+        )
+        return out
+    except WerkbaumError as exc:
+        event["outcome"] = exc.code
+        raise
+    except BaseException as exc:
+        cancelled = type(exc).__name__ in ("CancelledError", "Cancelled", "get_cancelled_exc_class")
+        event["outcome"] = "cancelled" if cancelled else "error"
+        raise
+    finally:
+        event["ms"] = round((time.time() - started) * 1000, 1)
+        services.audit(event)
+
+
+# ------------------------------------------------------------------ the catalogue
+
+WRITE_NOTE = " Pass the base from your last read/write; on conflict re-read and redo."
+
+CATALOGUE: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="werkbaum_read",
+        title="Read plan",
+        description="Read a Werkbaum plan: its text, base (version, checksum) and line count.",
+        input_schema=s.tool_input({}, [], write=False),
+        output_schema=s.READ_OUTPUT,
+        handler=_read,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_inspect",
+        title="Inspect plan",
+        description=(
+            "What the Werkbaum editor computes for a plan (source or text): tree with "
+            "status, effective status, sizes; warnings; cheapest path with stations and "
+            "per-person load. Optional id (one subtree) and include (parts)."
+        ),
+        input_schema=s.INSPECT_INPUT,
+        output_schema=s.INSPECT_OUTPUT,
+        handler=_inspect,
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_set_status",
+        title="Set node status",
+        description=(
+            "Set the status box of node #id: ? ~ / x - ! or ' ' (planned), an alias "
+            "(idea, planned, in-progress, demo, done, discarded, high-risk), or null to "
+            "remove the box. [^] (prod) needs allowProd." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {
+                "id": s.NODE_ID,
+                "status": {
+                    "enum": [*s.STATUS_CODES, "X", *s.STATUS_ALIASES, None],
+                    "description": "Box code, alias, or null.",
+                },
+            },
+            ["id", "status"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("setStatus", "werkbaum_set_status"),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_apply_ops",
+        title="Apply line ops",
+        description=(
+            "Change plan lines with line ops against the base (insert/replace/delete, "
+            "0-based, ascending)." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input({"ops": s.OPS}, ["ops"], write=True),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("applyOps", "werkbaum_apply_ops"),
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        name="werkbaum_write",
+        title="Write plan text",
+        description=(
+            "Replace the plan with a full new text; only the changed lines are sent as a "
+            "diff." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {"text": {"type": "string", "maxLength": MAX_TEXT_CHARS}}, ["text"], write=True
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("write", "werkbaum_write"),
+        read_only=False,
+        destructive=True,
+    ),
+    ToolSpec(
+        name="werkbaum_add_node",
+        title="Add node",
+        description=(
+            "Add a node line (no indentation, e.g. '- [ ] #auth.token: Check token (S)') "
+            "as the last child of parent (omit for a new root) or after sibling 'after'."
+            + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {
+                "parent": {**s.NODE_ID, "description": "Parent id; omit for a root."},
+                "line": {"type": "string", "minLength": 1},
+                "after": {**s.NODE_ID, "description": "Sibling id to insert after."},
+            },
+            ["line"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("addNode", "werkbaum_add_node"),
+        read_only=False,
+    ),
+    ToolSpec(
+        name="werkbaum_move_node",
+        title="Move node",
+        description=(
+            "Move node #id with its subtree, continuation and description lines under "
+            "parent (omit for root level), after sibling 'after' or last. Other lines stay "
+            "byte-identical." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {
+                "id": s.NODE_ID,
+                "parent": {**s.NODE_ID, "description": "New parent id; omit for root level."},
+                "after": {**s.NODE_ID, "description": "Sibling id to place it after."},
+            },
+            ["id"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("moveNode", "werkbaum_move_node"),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_set_size",
+        title="Set node size",
+        description="Set the T-shirt size of node #id (XS…XXL), or null to remove it." + WRITE_NOTE,
+        input_schema=s.tool_input(
+            {"id": s.NODE_ID, "size": {"enum": [*s.SIZES, None]}}, ["id", "size"], write=True
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("setSize", "werkbaum_set_size"),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_remove_node",
+        title="Remove node",
+        description=(
+            "Remove node #id: discard=true marks it [-] (deliberately not done); "
+            "discard=false deletes its subtree and its description block." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {"id": s.NODE_ID, "discard": {"type": "boolean"}}, ["id", "discard"], write=True
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("removeNode", "werkbaum_remove_node"),
+        read_only=False,
+        destructive=True,
+    ),
+)
+
+
+def catalogue(*, read_only: bool = False) -> tuple[ToolSpec, ...]:
+    """The tools an adapter registers; ``read_only`` leaves out every write tool."""
+    return tuple(t for t in CATALOGUE if t.read_only or not read_only)

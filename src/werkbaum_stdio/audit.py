@@ -1,0 +1,37 @@
+"""The audit trail: one JSON line per write attempt (spec §14), never plan text or tokens."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class AuditLog:
+    """Appends audit lines to a file, or to stderr (stdout is the JSON-RPC wire)."""
+
+    def __init__(self, path: Path | None = None, *, client_id: str | None = None) -> None:
+        self._path = path
+        self._client_id = client_id
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        line = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")}
+        line.update({k: v for k, v in event.items() if v is not None})
+        if self._client_id and "clientId" not in line:
+            line["clientId"] = self._client_id
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            if self._path is None:
+                self._emit(sys.stderr, text)
+            else:
+                with self._path.open("a", encoding="utf-8") as handle:
+                    self._emit(handle, text)
+
+    @staticmethod
+    def _emit(stream: TextIO, text: str) -> None:
+        stream.write(text)
+        stream.flush()

@@ -1,0 +1,84 @@
+"""Fixtures for the stdio server: a plan directory, a server over it, connected clients."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, Implementation
+
+from tests.conftest import FIXTURES
+from werkbaum_core.engine import LazyEngine
+from werkbaum_stdio.roots import Roots
+from werkbaum_stdio.server import StdioConfig, build_server
+
+PLAN = """[ ] #plan: Plan
+  - [ ] #a: A (S)
+  - [ ] #b: B (M)
+    - [ ] #b1: B1 (XS)
+  - [x] #c: C (S)
+"""
+CLIENT_NAME = "claude-code"
+MODES = ["auto", "legacy"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def shared_engine() -> Iterator[LazyEngine]:
+    engine = LazyEngine("dukpy", "")
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def plans(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A root with two plans; the working directory is the root, as when a host
+    starts the server in the project (relative sources start at the cwd)."""
+    root = tmp_path / "plans"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    (root / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
+    (root / "werkbaum.werkbaum").write_bytes((FIXTURES / "werkbaum.werkbaum").read_bytes())
+    return root
+
+
+@pytest.fixture
+def audit_file(tmp_path: Path) -> Path:
+    return tmp_path / "audit.jsonl"
+
+
+def make_server(root: Path, engine: LazyEngine, audit: Path, **options: Any) -> Any:
+    config = StdioConfig(roots=Roots.from_args([str(root)]), audit_log=audit, **options)
+    return build_server(config, engine)
+
+
+@pytest.fixture(params=MODES)
+async def client(
+    request: pytest.FixtureRequest, plans: Path, shared_engine: LazyEngine, audit_file: Path
+) -> AsyncIterator[Client]:
+    server = make_server(plans, shared_engine, audit_file)
+    info = Implementation(name=CLIENT_NAME, version="1.0")
+    async with Client(server, mode=request.param, client_info=info) as connected:
+        yield connected
+
+
+def structured(result: CallToolResult) -> Any:
+    """The structured content, checked to equal the text content (both are complete)."""
+    assert result.content, "a result always has text content"
+    text = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert text == result.structured_content
+    return result.structured_content
+
+
+def audit_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
