@@ -7,6 +7,8 @@ node (for the node executor and the MCP Inspector).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "uv"
@@ -27,10 +29,20 @@ def _sync(session: nox.Session) -> None:
     )
 
 
+def _npm_ci(session: nox.Session) -> None:
+    """The MCP Inspector CLI (an independent client for the protocol tests), pinned in
+    package-lock.json; reinstalled only when the lock file is newer than the install."""
+    marker = Path("node_modules/.package-lock.json")
+    lock = Path("package-lock.json")
+    if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (conformance on every executor, properties, CLI)."""
+    """The whole test suite (conformance on every executor, protocol, CLI, backend)."""
     _sync(session)
+    _npm_ci(session)
     session.run("pytest", "-q", *session.posargs)
 
 

@@ -55,14 +55,13 @@ def display_name(configured: str | None, context: Context[Any, Any]) -> str:
 
 
 def error_result(exc: WerkbaumError, request_id: str | None) -> CallToolResult:
+    """A tool error as JSON text only: clients (the TypeScript SDK among them)
+    validate any ``structuredContent`` against the tool's output schema, which
+    describes the success result, not ``{"error": …}``."""
     body = exc.to_json()
     if request_id is not None:
         body["error"]["requestId"] = request_id
-    return CallToolResult(
-        content=[TextContent(type="text", text=to_text(body))],
-        structured_content=body,
-        is_error=True,
-    )
+    return CallToolResult(content=[TextContent(type="text", text=to_text(body))], is_error=True)
 
 
 def _schema_errors(validator: jsonschema.Draft202012Validator, arguments: Any) -> list[str]:

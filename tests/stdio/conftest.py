@@ -71,9 +71,15 @@ async def client(
 
 
 def structured(result: CallToolResult) -> Any:
-    """The structured content, checked to equal the text content (both are complete)."""
+    """The structured content, checked to equal the text content (both are complete).
+
+    Tool errors carry their JSON in the text only (see ``registration.error_result``).
+    """
     assert result.content, "a result always has text content"
     text = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    if result.is_error:
+        assert result.structured_content is None
+        return text
     assert text == result.structured_content
     return result.structured_content
 

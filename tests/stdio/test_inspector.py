@@ -1,0 +1,103 @@
+"""The independent MCP Inspector CLI (TypeScript SDK) against the stdio server.
+
+Installed from the repository's ``package.json``/``package-lock.json`` by
+``npm ci`` in the nox ``tests`` session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, REPO
+
+INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
+SERVER = Path(sys.executable).with_name("werkbaum-mcp")
+EXIT_TOOL_ERROR = 5
+
+
+@pytest.fixture(scope="module")
+def inspector() -> Path:
+    if not INSPECTOR.exists():
+        if os.environ.get("CI"):
+            pytest.fail(
+                "the MCP Inspector is not installed: run `npm ci` (the nox tests session does)"
+            )
+        pytest.skip("MCP Inspector not installed (npm ci)")
+    return INSPECTOR
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copy(FIXTURES / "werkbaum.werkbaum", tmp_path / "werkbaum.werkbaum")
+    return tmp_path
+
+
+def run_cli(inspector: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [
+        str(inspector),
+        "--cli",
+        str(SERVER),
+        "--root",
+        str(project),
+        *args,
+        "--format",
+        "json",
+    ]
+    return subprocess.run(command, capture_output=True, text=True, cwd=project, timeout=120)
+
+
+def test_lists_the_nine_tools(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "tools/list")
+    assert done.returncode == 0, done.stderr
+    names = {tool["name"] for tool in json.loads(done.stdout)["result"]["tools"]}
+    assert len(names) == 9 and "werkbaum_inspect" in names
+
+
+def test_calls_inspect_on_the_reference_plan(inspector: Path, project: Path) -> None:
+    done = run_cli(
+        inspector,
+        project,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "werkbaum_inspect",
+        "--tool-arg",
+        "source=werkbaum.werkbaum",
+        "--tool-arg",
+        'include=["warnings","path"]',
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert result["structuredContent"]["warnings"] == []
+    assert len(result["structuredContent"]["path"]["stations"]) == 30
+
+
+def test_a_refused_call_exits_with_the_tool_error_code(inspector: Path, project: Path) -> None:
+    done = run_cli(
+        inspector,
+        project,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "werkbaum_read",
+        "--tool-arg",
+        "source=/etc/passwd",
+    )
+    assert done.returncode == EXIT_TOOL_ERROR
+    result = json.loads(done.stdout)["result"]
+    error = json.loads(result["content"][0]["text"])["error"]
+    assert error["code"] == "forbidden_source"
+
+
+def test_reads_the_guide_resource(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "resources/read", "--uri", "werkbaum://guide")
+    assert done.returncode == 0, done.stderr
+    contents = json.loads(done.stdout)["result"]["contents"]
+    assert contents[0]["mimeType"] == "text/markdown"

@@ -1,0 +1,164 @@
+"""The stdio server as a real subprocess, started the way MCP hosts start it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from tests.conftest import FIXTURES, REPO
+from tests.stdio.conftest import MODES, audit_lines, structured
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(sys.executable).with_name("werkbaum-mcp")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project directory as Claude Code sees it, holding the reference plan."""
+    shutil.copy(FIXTURES / "werkbaum.werkbaum", tmp_path / "werkbaum.werkbaum")
+    return tmp_path
+
+
+def claude_code_style(project: Path, *extra: str) -> StdioServerParameters:
+    # `claude mcp add werkbaum -- werkbaum-mcp --root .`, started in the project
+    # with CLAUDE_PROJECT_DIR set and nothing else special.
+    env = {"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(project), "HOME": str(project)}
+    return StdioServerParameters(
+        command=str(SERVER), args=["--root", ".", *extra], cwd=str(project), env=env
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_reference_plan_end_to_end(mode: str, project: Path) -> None:
+    audit = project / "audit.jsonl"
+    params = claude_code_style(project, "--audit-log", str(audit))
+    info = Implementation(name="claude-code", version="2.1")
+    async with Client(params, mode=mode, client_info=info) as client:
+        assert len((await client.list_tools()).tools) == 9
+        snapshot = structured(
+            await client.call_tool("werkbaum_read", {"source": "werkbaum.werkbaum"})
+        )
+        assert snapshot["lines"] > 900
+        inspected = structured(
+            await client.call_tool("werkbaum_inspect", {"source": "werkbaum.werkbaum"})
+        )
+        assert inspected["warnings"] == []
+        assert len(inspected["path"]["stations"]) == 30
+        assert inspected["base"] == snapshot["base"]
+        written = structured(
+            await client.call_tool(
+                "werkbaum_set_size",
+                {
+                    "source": "werkbaum.werkbaum",
+                    "base": snapshot["base"],
+                    "id": "wb",
+                    "size": "XL",
+                },
+            )
+        )
+        assert written["base"]["checksum"] != snapshot["base"]["checksum"]
+    assert audit_lines(audit)[-1]["displayName"] == "claude-code"
+
+
+def test_stdout_carries_json_rpc_only(project: Path) -> None:
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "werkbaum_inspect",
+                "arguments": {"source": "werkbaum.werkbaum", "include": ["warnings"]},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "werkbaum_read", "arguments": {"source": "/etc/passwd"}},
+        },
+    ]
+    params = claude_code_style(project)
+    assert params.env is not None
+    process = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=project,
+        env=params.env,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    for request in requests:
+        process.stdin.write(json.dumps(request) + "\n")
+    process.stdin.flush()
+    lines = []
+    # Read until every request has its answer, then close stdin: the server ends.
+    while len([m for m in lines if "id" in json.loads(m)]) < 4:
+        line = process.stdout.readline()
+        assert line, "the server closed stdout early"
+        lines.append(line)
+    process.stdin.close()
+    rest = process.stdout.read()
+    assert process.wait(timeout=30) == 0
+    messages = [json.loads(line) for line in [*lines, *rest.splitlines()] if line.strip()]
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    by_id = {m["id"]: m for m in messages if "id" in m}
+    assert set(by_id) == {1, 2, 3, 4}
+    assert len(by_id[2]["result"]["tools"]) == 9
+    assert by_id[3]["result"]["structuredContent"]["warnings"] == []
+    assert by_id[4]["result"]["isError"] is True
+
+
+def _mcp_json_server() -> dict[str, Any]:
+    config = json.loads((REPO / ".mcp.json").read_text(encoding="utf-8"))
+    server: dict[str, Any] = config["mcpServers"]["werkbaum"]
+    return server
+
+
+def test_checked_in_mcp_json_holds_no_secrets() -> None:
+    text = (REPO / ".mcp.json").read_text(encoding="utf-8").lower()
+    assert "token" not in text and "password" not in text and "bearer" not in text
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="the checked-in .mcp.json runs uv")
+async def test_repository_mcp_json_starts_the_server_on_the_examples() -> None:
+    server = _mcp_json_server()
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")
+    }
+    params = StdioServerParameters(
+        command=server["command"], args=server["args"], cwd=str(REPO), env=env
+    )
+    async with Client(params, mode="legacy") as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "werkbaum_inspect" in names
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert "werkbaum://file/examples/launch.werkbaum" in listed
+        result = structured(
+            await client.call_tool("werkbaum_inspect", {"source": "examples/launch.werkbaum"})
+        )
+        assert result["warnings"] == []
