@@ -29,20 +29,34 @@ def _sync(session: nox.Session) -> None:
     )
 
 
-def _npm_ci(session: nox.Session) -> None:
+def _npm_install(session: nox.Session) -> None:
     """The MCP Inspector CLI (an independent client for the protocol tests), pinned in
-    package-lock.json; reinstalled only when the lock file is newer than the install."""
+    package-lock.json; reinstalled only when the lock file is newer than the install.
+
+    ``npm install --no-save`` rather than ``npm ci``: the Inspector's tree names an
+    optional dependency that the registry does not serve, so the lock file cannot
+    record it and ``npm ci`` refuses the lock as out of sync. ``install`` still takes
+    every locked version and leaves the lock untouched.
+    """
     marker = Path("node_modules/.package-lock.json")
     lock = Path("package-lock.json")
     if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
-        session.run("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error", external=True)
+        session.run(
+            "npm",
+            "install",
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            external=True,
+        )
 
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The whole test suite (conformance on every executor, protocol, CLI, backend)."""
     _sync(session)
-    _npm_ci(session)
+    _npm_install(session)
     session.run("pytest", "-q", *session.posargs)
 
 

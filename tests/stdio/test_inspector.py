@@ -1,7 +1,7 @@
 """The independent MCP Inspector CLI (TypeScript SDK) against the stdio server.
 
 Installed from the repository's ``package.json``/``package-lock.json`` by
-``npm ci`` in the nox ``tests`` session.
+``npm install --no-save`` in the nox ``tests`` session.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ def inspector() -> Path:
     if not INSPECTOR.exists():
         if os.environ.get("CI"):
             pytest.fail(
-                "the MCP Inspector is not installed: run `npm ci` (the nox tests session does)"
+                "the MCP Inspector is not installed: `npm install --no-save` (nox -s tests runs it)"
             )
-        pytest.skip("MCP Inspector not installed (npm ci)")
+        pytest.skip("MCP Inspector not installed (npm install --no-save)")
     return INSPECTOR
 
 

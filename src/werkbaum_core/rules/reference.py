@@ -43,10 +43,9 @@ def _tool_section(spec: ToolSpec) -> list[str]:
     for name, schema in props.items():
         if name in FLAGS:
             continue
-        description = schema.get("description", "")
-        out.append(
-            f"| `{name}` | {_type_of(schema)} | {'yes' if name in required else 'no'} | {description} |"
-        )
+        needed = "yes" if name in required else "no"
+        note = schema.get("description", "")
+        out.append(f"| `{name}` | {_type_of(schema)} | {needed} | {note} |")
     if not spec.read_only:
         out.append(
             "| `allowWarnings`, `allowProd`, `dryRun` | boolean | no | guard rails and preview |"
