@@ -85,6 +85,8 @@ class Store:
         self._ops = ops
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
+        self.waiting = 0
+        """Feed requests blocked in a long poll now (tests wait for it instead of sleeping)."""
         self._docs: dict[str, Document] = {}
         self._history: dict[str, list[HistoryEntry]] = {}
         self._patch_log = PatchLog(config.patch_log_capacity)
@@ -316,7 +318,11 @@ class Store:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._closing:
                     return None
-                self._changed.wait(remaining)
+                self.waiting += 1
+                try:
+                    self._changed.wait(remaining)
+                finally:
+                    self.waiting -= 1
             since_entry = next((h for h in history if h.version == since), None)
             return FeedSnapshot(
                 since_content=None if since_entry is None else since_entry.content,

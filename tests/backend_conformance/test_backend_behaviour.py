@@ -23,6 +23,7 @@ import pytest
 
 from tests.backend import AdjustableClock, Backend, BackendConfig, running_backend
 from tests.backend.ops import checksum
+from tests.backend.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 API = "/api/v1"
@@ -303,7 +304,7 @@ class Poll:
         return self.responses[0]
 
 
-def poll_in_background(base_url: str, doc: str, since: int, wait: int) -> Poll:
+def poll_in_background(base_url: str, doc: str, since: int, wait: int, store: Store) -> Poll:
     responses: list[httpx.Response] = []
 
     def run() -> None:
@@ -313,7 +314,10 @@ def poll_in_background(base_url: str, doc: str, since: int, wait: int) -> Poll:
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    time.sleep(0.2)  # let it block on the server
+    # Under load a fixed sleep is not enough: wait until the server holds the poll.
+    deadline = time.monotonic() + 10
+    while store.waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     return Poll(thread, responses)
 
 
@@ -331,7 +335,9 @@ def test_feed_events_carry_a_title_only_for_renames(server: Server) -> None:
 
 def test_feed_wakes_on_delete(server: Server) -> None:
     doc = server.create("a")
-    poll = poll_in_background(server.backend.base_url, doc, since=1, wait=5)
+    poll = poll_in_background(
+        server.backend.base_url, doc, since=1, wait=5, store=server.backend.store
+    )
     started = time.monotonic()
     server.http.delete(f"{API}/documents/{doc}")
     answer = poll.result()
@@ -361,7 +367,7 @@ def test_stop_releases_waiting_polls() -> None:
     with running_backend(BackendConfig.test_profile()) as backend:
         with httpx.Client(base_url=backend.base_url) as http:
             doc = http.post(f"{API}/documents", json={"title": "T", "content": "a"}).json()["id"]
-        poll = poll_in_background(backend.base_url, doc, since=1, wait=5)
+        poll = poll_in_background(backend.base_url, doc, since=1, wait=5, store=backend.store)
         started = time.monotonic()
     assert poll.result().status_code == 204
     assert time.monotonic() - started < 2
