@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -310,3 +311,24 @@ async def test_display_name_from_name_flag_wins(
             {"source": "plan.werkbaum", "base": base, "id": "a", "status": "x"},
         )
     assert audit_lines(audit_file)[-1]["displayName"] == "Release Bot"
+
+
+SNAPSHOT = Path(__file__).with_name("tools_list.snapshot.json")
+
+
+async def test_tools_list_matches_the_snapshot(client: Client) -> None:
+    """Any change to names, schemas or annotations is deliberate: refresh the snapshot with
+    WERKBAUM_UPDATE_SNAPSHOT=1 and review the diff."""
+    tools = (await client.list_tools()).tools
+    current = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    if os.environ.get("WERKBAUM_UPDATE_SNAPSHOT"):
+        SNAPSHOT.write_text(
+            json.dumps(current, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    assert current == json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+
+
+async def test_a_file_over_the_text_limit_is_too_large(client: Client, plans: Path) -> None:
+    (plans / "huge.werkbaum").write_text("- x\n" * 600_000, encoding="utf-8")
+    error = await error_of(client, "werkbaum_read", {"source": "huge.werkbaum"})
+    assert error["code"] == "too_large"
