@@ -1,0 +1,11 @@
+"""werkbaum_http: the remote MCP server — Streamable HTTP, bearer token, shared documents only.
+
+The second thin adapter over ``werkbaum_core``: it registers the same catalogue
+as the stdio server (through :mod:`werkbaum_stdio.registration`) over the
+documents store alone, stateless, so any worker or replica can answer any
+request. Modules, one job each: ``config`` (settings and tokens from the
+environment), ``engine`` (which executor serves HTTP), ``sources`` (documents
+only), ``server`` (the MCP servers), ``auth`` (bearer tokens), ``limits``
+(per-worker call cap, POST only), ``access`` (an access log without query
+strings), ``app`` (the ASGI app factory), ``cli`` (``werkbaum-mcp-http``).
+"""

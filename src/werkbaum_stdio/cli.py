@@ -1,4 +1,4 @@
-"""The human command line: ``werkbaum check`` and ``werkbaum inspect``.
+"""The human command line: ``werkbaum check``, ``werkbaum inspect`` and ``werkbaum mirror``.
 
 ``check`` is made for CI and pre-commit hooks: compiler-style diagnostics,
 exit 1 when a structural warning is present (any warning with ``--strict``),
@@ -109,6 +109,60 @@ def inspect(
         typer.echo("\n".join(inspect_report(str(file), analysis)))
 
 
+EXIT_MIRROR_FETCH = 1
+EXIT_MIRROR_USAGE = 2
+EXIT_MIRROR_GIT = 3
+"""``werkbaum mirror`` exits as ``pull-doc`` (documents-api §11.4): 0 written, committed or
+unchanged; 1 the fetch failed or the answer is no document; 2 usage; 3 (``pull-doc``: git's own
+code) writing the file or git failed."""
+
+
+@app.command()
+def mirror(
+    document: Annotated[
+        str,
+        typer.Argument(
+            help="Document URL, ?live= share link, or a bare uuid (with --server).",
+            show_default=False,
+        ),
+    ],
+    file: Annotated[
+        Path, typer.Argument(help="The mirror file (the whole server text).", show_default=False)
+    ],
+    git_commit: Annotated[
+        bool,
+        typer.Option("--git-commit", help="Commit the file (only it), with who changed what."),
+    ] = False,
+    server: Annotated[
+        list[str] | None,
+        typer.Option("--server", help="Backend for bare uuids (repeatable; the first counts)."),
+    ] = None,
+) -> None:
+    """Mirror a shared document into FILE, for cron (pull-doc --git-commit --with-history).
+
+    Writes FILE only if it differs; with --git-commit commits it unless it is
+    committed as is. Exit 0 written/committed/unchanged, 1 fetch failed, 2 usage,
+    3 file or git failed.
+    """
+    from werkbaum_core.stores.documents import DocumentStore
+    from werkbaum_stdio.mirror import Mirror
+
+    try:
+        store = DocumentStore(server or [])
+    except WerkbaumError as exc:
+        _fail(exc.message, EXIT_MIRROR_USAGE)
+    with store:
+        try:
+            job = Mirror.create(document, file, store, None, git=git_commit)
+        except WerkbaumError as exc:
+            _fail(exc.message, EXIT_MIRROR_USAGE)
+        outcome = job.sync(None)
+    if not outcome.ok:
+        code = EXIT_MIRROR_FETCH if outcome.stage == "fetch" else EXIT_MIRROR_GIT
+        _fail(outcome.error or "mirror failed", code)
+    typer.echo(outcome.describe())
+
+
 def main() -> None:
     """Console entry point of ``werkbaum``."""
     sys.exit(app())
@@ -130,6 +184,16 @@ def serve(
         typer.Option(
             "--root", help="Allowed directory (repeatable; default CLAUDE_PROJECT_DIR, else cwd)."
         ),
+    ] = None,
+    server: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--server", help="Werkbaum backend (repeatable; the first serves bare uuids)."
+        ),
+    ] = None,
+    mirror: Annotated[
+        list[str] | None,
+        typer.Option("--mirror", help="DOCUMENT=FILE: commit each agent write to FILE in git."),
     ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
@@ -154,12 +218,23 @@ def serve(
         _fail(exc.message, EXIT_UNREADABLE)
     config = StdioConfig(
         roots=roots,
+        servers=tuple(server or ()),
+        mirrors=tuple(mirror or ()),
         name=name,
         read_only=read_only,
         engine=engine,
         frontend=frontend,
         audit_log=audit_log,
     )
+    if server:
+        # A mistyped backend is a start-up error, not the agent's first failure.
+        from werkbaum_core.stores.documents import DocumentStore
+
+        try:
+            with DocumentStore(config.servers) as probe:
+                probe.probe()
+        except WerkbaumError as exc:
+            _fail(exc.message, EXIT_UNREADABLE)
     lazy = LazyEngine(engine, frontend)
     if frontend:
         # A checkout's module set is checked before serving: a missing export is a
@@ -170,7 +245,11 @@ def serve(
             _fail(exc.message, EXIT_UNREADABLE)
         typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
     lazy.start()
-    build_server(config, lazy).run("stdio")
+    try:
+        app = build_server(config, lazy)
+    except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
+        _fail(exc.message, EXIT_UNREADABLE)
+    app.run("stdio")
 
 
 def server_main() -> None:

@@ -228,9 +228,10 @@ function checkAfter(doc, parent, after) {
   }
 }
 
-// Index of the first line after the tree part's last non-blank line.
+// A plan without roots: after the tree part's last line with any text
+// (comments count here, so a header comment stays on top) or continuation line.
 function endOfTreeContent(doc) {
-  for (let i = doc.sep - 1; i >= 0; i--) if (!isBlankText(doc.L[i])) return i + 1;
+  for (let i = doc.sep - 1; i >= 0; i--) if (!isBlankText(doc.L[i]) || doc.kind[i] === 'cont') return i + 1;
   return 0;
 }
 
@@ -297,7 +298,7 @@ export function addNodeLine(text, parentId, line, afterId) {
 // ---------------------------------------------------------------------------
 // moveSubtree
 
-// Removes `delta` columns (or all there is) from the front of the indentation.
+// Removes `columns` columns of indentation (or all there is); never any text.
 function shiftLeft(line, columns) {
   const indent = indentOf(line);
   let need = columns;
@@ -441,6 +442,20 @@ function appendAtVisibleEnd(line, token) {
   return `${core} ${token}${ws}${marker}${comment}`;
 }
 
+function replaceToken(line, found, token) {
+  return line.slice(0, found.col) + token + line.slice(found.col + found.len);
+}
+
+// The token goes with its one leading space; a token that opens a continuation
+// line (its space is the join) takes one following space instead.
+function withoutToken(line, found) {
+  let from = found.col;
+  let to = found.col + found.len;
+  if (found.leadOnLine) from--;
+  else if (/[ \t]/.test(line[to] || '')) to++;
+  return line.slice(0, from) + line.slice(to);
+}
+
 function insertSize(L, physical, token) {
   for (let k = physical.length - 1; k >= 0; k--) {
     const li = physical[k];
@@ -464,9 +479,7 @@ export function setSizeToken(text, id, size) {
   const found = findSizeToken(logicalWithPositions(doc.L, first, conts));
   const L = doc.L.slice();
   if (found) {
-    const line = L[found.li];
-    const from = wanted === null && found.leadOnLine ? found.col - 1 : found.col;
-    L[found.li] = line.slice(0, from) + (wanted === null ? '' : `(${wanted})`) + line.slice(found.col + found.len);
+    L[found.li] = wanted === null ? withoutToken(L[found.li], found) : replaceToken(L[found.li], found, `(${wanted})`);
   } else if (wanted !== null) {
     insertSize(L, [first, ...conts], `(${wanted})`);
   } else {

@@ -217,9 +217,12 @@ export function opsConflict(a, b) {
   return a.index < endOf(b) && b.index < endOf(a);
 }
 
-// Two op lists against the same base: true if any pair overlaps.
+// Two op lists against the same base: true if any pair overlaps. A single op
+// is taken as a list of one.
 export function conflicts(a, b) {
-  return a.some((x) => b.some((y) => opsConflict(x, y)));
+  const as = Array.isArray(a) ? a : [a];
+  const bs = Array.isArray(b) ? b : [b];
+  return as.some((x) => bs.some((y) => opsConflict(x, y)));
 }
 
 // ---------------------------------------------------------------------------

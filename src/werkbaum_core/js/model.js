@@ -31,25 +31,30 @@ function kidsOf(n) {
 
 // Pre-order list of every node (all children, discarded included) plus the
 // parent index of each entry (-1 for roots). Document order equals pre-order.
+// The stack holds sibling lists with a cursor each, not single nodes: that
+// pushes once per parent instead of once per node.
 function flatten(roots) {
   const nodes = [];
   const parent = [];
-  const stack = [];
-  const parentStack = [];
-  for (let i = roots.length - 1; i >= 0; i--) {
-    stack.push(roots[i]);
-    parentStack.push(-1);
-  }
-  while (stack.length) {
-    const n = stack.pop();
-    const p = parentStack.pop();
+  const lists = [roots];
+  const cursor = [0];
+  const owner = [-1];
+  let top = 0;
+  while (top >= 0) {
+    const list = lists[top];
+    const at = cursor[top];
+    if (at >= list.length) { top--; continue; }
+    cursor[top] = at + 1;
+    const n = list[at];
     const idx = nodes.length;
     nodes.push(n);
-    parent.push(p);
-    const kids = kidsOf(n);
-    for (let i = kids.length - 1; i >= 0; i--) {
-      stack.push(kids[i]);
-      parentStack.push(idx);
+    parent.push(owner[top]);
+    const kids = n.children;
+    if (kids && kids.length) {
+      top++;
+      lists[top] = kids;
+      cursor[top] = 0;
+      owner[top] = idx;
     }
   }
   return { nodes, parent };
@@ -180,107 +185,149 @@ export function cheapestCost(n) {
 }
 
 // ---------------------------------------------------------------- cheapest path (§13.2)
+//
+// Everything below works on pre-order node indices and typed arrays. The
+// default executor (QuickJS) has no JIT: Maps, Sets, closures created in
+// loops and per-node allocations cost far more there than on node, so the
+// hot paths are plain loops over typed arrays.
 
-// Index-based view of the tree so that the coupled-group enumeration works on
-// typed arrays instead of Maps and Sets.
+// Index view of the tree. Children are stepped through by subtree size (the
+// first child follows its parent, each next sibling follows the previous
+// sibling's subtree), so no node→index Map is needed.
 function buildPlanIndex(roots) {
   const { nodes, parent } = flatten(roots);
   const N = nodes.length;
-  const index = new Map();
-  for (let i = 0; i < N; i++) index.set(nodes[i], i);
+  const span = new Int32Array(N).fill(1);
+  for (let i = N - 1; i >= 0; i--) if (parent[i] >= 0) span[parent[i]] += span[i];
 
-  const byId = new Map();
+  // Status flags from one status lookup per node (§7, §13.1).
+  const onPath = new Uint8Array(N);
+  const realized = new Uint8Array(N);
+  const discarded = new Uint8Array(N);
   const referenced = new Set();
+  const rootIdx = [];
   for (let i = 0; i < N; i++) {
     const n = nodes[i];
-    if (n.id != null && !byId.has(n.id)) byId.set(n.id, i);
-    for (const d of n.deps || EMPTY) referenced.add(d);
+    const key = statusKey(n);
+    const isDone = key === 'fertig' || key === 'prod';
+    realized[i] = isDone || key === 'arbeit' || key === 'durchstich' ? 1 : 0;
+    discarded[i] = key === 'verworfen' ? 1 : 0;
+    onPath[i] = !discarded[i] && (!n.optional || (realized[i] && !isDone)) ? 1 : 0;
+    if (parent[i] < 0) rootIdx.push(i);
+    const deps = n.deps;
+    if (deps) for (let d = 0; d < deps.length; d++) referenced.add(deps[d]);
   }
-
-  // touches(n): own deps, a referenced id, or any descendant touching.
-  // Reverse pre-order visits every child before its parent.
+  // Ids matter only as dependency targets: byId keeps the referenced ones.
+  const byId = new Map();
   const touches = new Uint8Array(N);
-  for (let i = 0; i < N; i++) {
-    const n = nodes[i];
-    if ((n.deps && n.deps.length) || (n.id != null && referenced.has(n.id))) touches[i] = 1;
+  if (referenced.size) {
+    for (let i = 0; i < N; i++) {
+      const n = nodes[i];
+      if (n.deps && n.deps.length) touches[i] = 1;
+      if (n.id == null || !referenced.has(n.id)) continue;
+      touches[i] = 1;
+      if (!byId.has(n.id)) byId.set(n.id, i);
+    }
   }
-  for (let i = N - 1; i > 0; i--) {
-    if (touches[i] && parent[i] >= 0) touches[parent[i]] = 1;
-  }
+  // touches(n) also holds when any descendant touches; children come after
+  // their parent in pre-order.
+  for (let i = N - 1; i >= 0; i--) if (touches[i] && parent[i] >= 0) touches[parent[i]] = 1;
 
+  // Children before parents, so every assumedSize() call finds its kids memoised.
   const own = new Int32Array(N);
-  for (let i = 0; i < N; i++) own[i] = ownCost(nodes[i]);
+  for (let i = N - 1; i >= 0; i--) own[i] = ownCost(nodes[i]);
 
-  // Path children, flattened: pkStart[i] .. pkStart[i+1].
+  // Path children as CSR (pkStart[i] .. pkStart[i+1]); a node is the path
+  // child of at most its tree parent, recorded as pathParent.
   const pkStart = new Int32Array(N + 1);
-  const pkList = [];
+  const pkList = new Int32Array(N);
+  const pathParent = new Int32Array(N).fill(-1);
   const disjunctive = new Uint8Array(N);
+  let len = 0;
   for (let i = 0; i < N; i++) {
-    pkStart[i] = pkList.length;
-    const pk = pathChildren(nodes[i]);
-    for (const k of pk) pkList.push(index.get(k));
-    if (pk.length > 1 && gateOf(pk) !== 'and') disjunctive[i] = 1;
+    pkStart[i] = len;
+    const end = i + span[i];
+    for (let c = i + 1; c < end; c += span[c]) {
+      if (onPath[c]) { pkList[len++] = c; pathParent[c] = i; }
+    }
+    if (len - pkStart[i] > 1) {
+      const gate = nodes[pkList[pkStart[i]]].type;
+      if (gate === 'or' || gate === 'xor') disjunctive[i] = 1;
+    }
   }
-  pkStart[N] = pkList.length;
+  pkStart[N] = len;
 
   // Dependency targets by first assignment; discarded targets are never pulled.
   const depStart = new Int32Array(N + 1);
   const depList = [];
   for (let i = 0; i < N; i++) {
     depStart[i] = depList.length;
-    for (const d of nodes[i].deps || EMPTY) {
-      const t = byId.get(d);
-      if (t !== undefined && !isDiscarded(nodes[t])) depList.push(t);
+    const deps = nodes[i].deps;
+    if (!deps) continue;
+    for (let d = 0; d < deps.length; d++) {
+      const t = byId.get(deps[d]);
+      if (t !== undefined && !discarded[t]) depList.push(t);
     }
   }
   depStart[N] = depList.length;
 
-  const rootIdx = roots.map((r) => index.get(r));
   return {
-    nodes, N, own, touches, pkStart, pkList: Int32Array.from(pkList), disjunctive,
+    nodes, N, own, realized, touches, pkStart, pkList, pathParent, disjunctive,
     depStart, depList: Int32Array.from(depList), rootIdx, anyDeps: referenced.size > 0,
   };
 }
 
-// Choice groups in pre-order; the local choice is the first pool member with
-// the strictly smallest own cost (ties to the first).
+// Choice groups in pre-order. The local choice is the first pool member with
+// the strictly smallest own cost (ties to the first); a group is coupled when
+// its pool has a choice and some member touches a dependency.
 function buildGroups(ix) {
-  const { N, nodes, own, touches, pkStart, pkList, disjunctive, anyDeps } = ix;
+  const { N, own, realized, touches, pkStart, pkList, disjunctive, anyDeps } = ix;
   const localChoice = new Int32Array(N).fill(-1);
-  const coupled = []; // {owner, pool: Int32Array}
-  const groupOf = new Int32Array(N).fill(-1);
+  const coupled = []; // {owner, pool: Int32Array}, in pre-order of the owners
   for (let i = 0; i < N; i++) {
     if (!disjunctive[i]) continue;
-    const kids = [];
-    for (let p = pkStart[i]; p < pkStart[i + 1]; p++) kids.push(pkList[p]);
-    const realized = kids.filter((k) => isRealized(nodes[k]));
-    const pool = realized.length ? realized : kids;
-    let best = pool[0];
-    for (const k of pool) if (own[k] < own[best]) best = k;
-    localChoice[i] = best;
-    if (anyDeps && pool.length > 1 && pool.some((k) => touches[k])) {
-      groupOf[i] = coupled.length;
-      coupled.push({ owner: i, pool: Int32Array.from(pool) });
+    const from = pkStart[i];
+    const to = pkStart[i + 1];
+    let anyRealized = 0;
+    for (let p = from; p < to; p++) anyRealized |= realized[pkList[p]];
+    const pool = [];
+    let best = -1;
+    let anyTouch = 0;
+    for (let p = from; p < to; p++) {
+      const k = pkList[p];
+      if (anyRealized && !realized[k]) continue;
+      pool.push(k);
+      anyTouch |= touches[k];
+      if (best < 0 || own[k] < own[best]) best = k;
     }
+    localChoice[i] = best;
+    if (anyDeps && pool.length > 1 && anyTouch) coupled.push({ owner: i, pool: Int32Array.from(pool) });
   }
-  return { localChoice, coupled, groupOf };
+  return { localChoice, coupled };
 }
 
-// needed(choice) of §13.2 step 5 as a reachability walk. `choose(i)` returns
-// the member for a disjunctive node i, or -1 to stop there (used to leave
-// coupled groups open). `stop` (optional) marks nodes not to enter.
-function reach(ix, starts, choose, inSet, stop, visitOwner) {
+// product of the coupled pool sizes, stopping once it passes the limit.
+function assignmentCount(coupled) {
+  let product = 1;
+  for (let g = 0; g < coupled.length && product <= EXACT_LIMIT; g++) product *= coupled[g].pool.length;
+  return product;
+}
+
+// needed() of §13.2 step 5 as a reachability walk. choice[i] is the member
+// to follow for a disjunctive node i, or -1 to leave it open: such owners are
+// appended to `opened` (if given) instead. Nodes marked in `stop` are not
+// entered. Returns the nodes added to inSet, in visiting order.
+function reach(ix, starts, choice, inSet, stop, opened) {
   const { pkStart, pkList, disjunctive, depStart, depList } = ix;
   const out = [];
   const work = starts.slice();
   while (work.length) {
     const i = work.pop();
-    if (inSet[i] || (stop && stop[i])) continue;
+    if (inSet[i] || (stop !== null && stop[i])) continue;
     inSet[i] = 1;
     out.push(i);
     if (disjunctive[i]) {
-      const c = choose(i);
-      if (c >= 0) work.push(c); else if (visitOwner) visitOwner(i);
+      if (choice[i] >= 0) work.push(choice[i]); else if (opened !== null) opened.push(i);
     } else {
       for (let p = pkStart[i]; p < pkStart[i + 1]; p++) work.push(pkList[p]);
     }
@@ -307,272 +354,355 @@ function setFromMembers(ix, inSet) {
   return set;
 }
 
-function localSet(ix, groups) {
+// The needed set for given members of the coupled groups (-1 entries: local).
+function neededFor(ix, groups, assignment) {
+  const choice = Int32Array.from(groups.localChoice);
+  const { coupled } = groups;
+  if (assignment) for (let g = 0; g < coupled.length; g++) choice[coupled[g].owner] = coupled[g].pool[assignment[g]];
   const inSet = new Uint8Array(ix.N);
-  reach(ix, ix.rootIdx, (i) => groups.localChoice[i], inSet, null, null);
+  reach(ix, ix.rootIdx, choice, inSet, null, null);
   return inSet;
 }
 
-// Exhaustive search over coupled assignments (§13.2 step 8). Every
-// assignment's needed set is R = base ∪ closures of the chosen members of the
-// groups whose owner is in R, where base is the closure from the roots with
-// coupled groups left open and each member's closure (outside base) is
-// precomputed. Only nodes in base ∪ U (U = all member closures) can change
-// their margin, so the rest is priced once. Results equal plain
-// needed()+costOf() enumeration; _cheapPlanBy exists to test exactly that.
-function prepareSearch(ix, groups) {
-  const { N, own, pkStart, pkList } = ix;
-  const { localChoice, coupled, groupOf } = groups;
+// ---- the coupled search (§13.2 steps 7–8)
+//
+// For an assignment, the needed set is R = base ∪ the closures of the chosen
+// members of the *active* groups, where base is the walk from the roots with
+// the coupled groups left open, a member's closure is its walk (groups left
+// open, base not entered), and a group is active when its owner lies in base
+// or in the closure of an active group's chosen member. prepareSearch()
+// reduces that to a small problem:
+//
+// * A closure node is *static* if it lies in no other closure, its path
+//   children outside base lie in the same closure, and its path parent lies
+//   in the same closure too or is never needed. Such a node is needed exactly
+//   when its closure is active, and its margin is then a constant, so each
+//   closure carries the constant sum of its static margins.
+// * Every other node of base ∪ closures whose margin can change is *dynamic*
+//   (shared closure nodes, closure roots hanging under other nodes, base
+//   nodes with such children). They get compact ids, and the search keeps
+//   their margins by reference counting: a group change costs O(its dynamic
+//   nodes), not O(its closure).
+//
+// Results equal plain needed()+costOf() enumeration; _cheapPlanBy exists to
+// test exactly that. `collapse: false` makes every closure node dynamic.
+function prepareSearch(ix, groups, collapse) {
+  const { N, own, pkStart, pkList, pathParent } = ix;
+  const { localChoice, coupled } = groups;
   const G = coupled.length;
-  const openChoice = (i) => (groupOf[i] >= 0 ? -1 : localChoice[i]);
+  const groupOf = new Int32Array(N).fill(-1);
+  const open = Int32Array.from(localChoice);
+  for (let g = 0; g < G; g++) { groupOf[coupled[g].owner] = g; open[coupled[g].owner] = -1; }
+  const groupsOf = (owners) => Int32Array.from(owners, (i) => groupOf[i]);
 
   const isBase = new Uint8Array(N);
-  const baseOwners = [];
-  const baseList = reach(ix, ix.rootIdx, openChoice, isBase, null, (i) => baseOwners.push(groupOf[i]));
+  const baseOpened = [];
+  reach(ix, ix.rootIdx, open, isBase, null, baseOpened);
 
-  // Closures of every member, not entering base (base is closed already).
-  const inU = new Uint8Array(N);
-  const memberNodes = []; // [g][j] -> Int32Array of node indices
-  const memberOwners = []; // [g][j] -> Int32Array of coupled groups opened inside
+  // Closures, numbered c = groupStart[g] + j for member j of group g.
+  const groupStart = new Int32Array(G + 1);
+  const closures = [];
+  const opens = [];
+  const occurs = new Int32Array(N); // how many closures contain the node
+  const home = new Int32Array(N).fill(-1); // the one closure containing it
   const scratch = new Uint8Array(N);
   for (let g = 0; g < G; g++) {
-    const perNodes = [];
-    const perOwners = [];
+    groupStart[g] = closures.length;
     for (const m of coupled[g].pool) {
-      const owners = [];
-      const list = reach(ix, [m], openChoice, scratch, isBase, (i) => owners.push(groupOf[i]));
-      for (const i of list) { scratch[i] = 0; inU[i] = 1; }
-      perNodes.push(Int32Array.from(list));
-      perOwners.push(Int32Array.from(owners));
+      const c = closures.length;
+      const opened = [];
+      const list = reach(ix, [m], open, scratch, isBase, opened);
+      for (const i of list) { scratch[i] = 0; occurs[i]++; home[i] = c; }
+      closures.push(list);
+      opens.push(groupsOf(opened));
     }
-    memberNodes.push(perNodes);
-    memberOwners.push(perOwners);
   }
+  groupStart[G] = closures.length;
 
-  // Per node: own cost of path children always present (base), the path
-  // children that may or may not be present (in U), and for U nodes the
-  // parent whose margin they lower.
-  const baseKidSum = new Int32Array(N);
-  const uKidStart = new Int32Array(N + 1);
-  const uKids = [];
-  const pathParent = new Int32Array(N).fill(-1);
+  // k is tied to its path parent p when both lie in exactly one and the same
+  // closure: then k is needed exactly when p is.
+  const tied = (k, p) => collapse && occurs[k] === 1 && occurs[p] === 1 && home[k] === home[p];
+  const live = (i) => isBase[i] === 1 || occurs[i] > 0; // may be needed at all
+
+  // kidSum: own costs of the path children present whenever the node is;
+  // loose: how many path children may come and go independently.
+  const kidSum = new Int32Array(N);
+  const loose = new Int32Array(N);
   for (let i = 0; i < N; i++) {
-    uKidStart[i] = uKids.length;
+    if (!live(i)) continue;
     for (let p = pkStart[i]; p < pkStart[i + 1]; p++) {
       const k = pkList[p];
-      if (isBase[k]) baseKidSum[i] += own[k];
-      else if (inU[k]) { uKids.push(k); pathParent[k] = i; }
+      if (isBase[k] || tied(k, i)) kidSum[i] += own[k];
+      else if (occurs[k] > 0) loose[i]++;
     }
   }
-  uKidStart[N] = uKids.length;
+  const margin0 = (i) => (own[i] > kidSum[i] ? own[i] - kidSum[i] : 0);
+  const isStatic = (i) => {
+    if (!collapse || occurs[i] !== 1 || loose[i] > 0) return false;
+    const p = pathParent[i];
+    return p < 0 || !live(p) || tied(i, p);
+  };
 
+  // Compact ids for the dynamic nodes, in pre-order.
+  const dynId = new Int32Array(N).fill(-1);
+  const dynNodes = [];
   let fixedCost = 0;
-  const variableBase = [];
-  for (const i of baseList) {
-    if (uKidStart[i + 1] > uKidStart[i]) variableBase.push(i);
-    else if (own[i] > baseKidSum[i]) fixedCost += own[i] - baseKidSum[i];
+  for (let i = 0; i < N; i++) {
+    if (isBase[i] ? loose[i] > 0 : occurs[i] > 0 && !isStatic(i)) { dynId[i] = dynNodes.length; dynNodes.push(i); }
+    else if (isBase[i]) fixedCost += margin0(i);
+  }
+  const D = dynNodes.length;
+  const dOwn = new Int32Array(D);
+  const dKidSum = new Int32Array(D);
+  const dParent = new Int32Array(D).fill(-1); // whose margin this node's presence changes
+  const dBase = new Uint8Array(D);
+  for (let d = 0; d < D; d++) {
+    const i = dynNodes[d];
+    dOwn[d] = own[i];
+    dKidSum[d] = kidSum[i];
+    dBase[d] = isBase[i];
+    const p = pathParent[i];
+    if (!isBase[i] && p >= 0 && live(p) && !tied(i, p)) dParent[d] = dynId[p];
+  }
+
+  // Per closure: the static margin sum, the dynamic nodes, the groups opened.
+  const staticCost = new Int32Array(closures.length);
+  const dyn = [];
+  for (let c = 0; c < closures.length; c++) {
+    const list = [];
+    for (const i of closures[c]) {
+      if (dynId[i] >= 0) list.push(dynId[i]); else staticCost[c] += margin0(i);
+    }
+    dyn.push(list);
   }
 
   return {
-    N, G, own, coupled, isBase, baseOwners, memberNodes, memberOwners, baseKidSum,
-    uKidStart, uKids: Int32Array.from(uKids), pathParent, fixedCost, variableBase,
+    G, groupStart, poolSize: Int32Array.from(coupled, (g) => g.pool.length),
+    baseOpened: groupsOf(baseOpened.sort((a, b) => a - b)),
+    ...csr('open', opens), staticCost, ...csr('dyn', dyn),
+    D, dOwn, dKidSum, dParent, dBase, fixedCost,
   };
 }
 
-// Visits assignments in odometer order (index 0 everywhere first, the last
-// group fastest) and calls step(g) for every group whose value changed.
-function odometer(s, onChange, evaluate) {
-  const { G, coupled } = s;
+// A list of lists as CSR arrays {<name>Start, <name>List}.
+function csr(name, lists) {
+  const start = new Int32Array(lists.length + 1);
+  let total = 0;
+  for (let c = 0; c < lists.length; c++) { start[c] = total; total += lists[c].length; }
+  start[lists.length] = total;
+  const flat = new Int32Array(total);
+  for (let c = 0; c < lists.length; c++) flat.set(lists[c], start[c]);
+  return { [name + 'Start']: start, [name + 'List']: flat };
+}
+
+// Which closure each group contributes (-1: inactive) under an assignment:
+// groups opened in base are active, and so are groups opened in the chosen
+// closure of an active group. Computed afresh per assignment, so cyclic
+// activation (groups opening each other) needs no special case.
+function activeClosures(s, assignment, want, queue) {
+  const { G, groupStart, baseOpened, openStart, openList } = s;
+  for (let g = 0; g < G; g++) want[g] = -1;
+  let qLen = 0;
+  for (let t = 0; t < baseOpened.length; t++) {
+    const g = baseOpened[t];
+    if (want[g] < 0) { want[g] = groupStart[g] + assignment[g]; queue[qLen++] = g; }
+  }
+  for (let q = 0; q < qLen; q++) {
+    const c = want[queue[q]];
+    for (let t = openStart[c]; t < openStart[c + 1]; t++) {
+      const h = openList[t];
+      if (want[h] < 0) { want[h] = groupStart[h] + assignment[h]; queue[qLen++] = h; }
+    }
+  }
+}
+
+// Visits the assignments in odometer order (index 0 everywhere first, the
+// last group fastest) and returns the first with the strictly smallest cost.
+// evaluate(assignment, from) is told the first group that changed since the
+// previous call (0 on the first call): groups before it kept their values.
+function odometer(s, evaluate) {
+  const { G, poolSize } = s;
   const assignment = new Int32Array(G);
   const best = new Int32Array(G);
   let bestCost = Infinity;
+  let from = 0;
   for (;;) {
-    const cost = evaluate(assignment);
+    const cost = evaluate(assignment, from);
     if (cost < bestCost) { bestCost = cost; best.set(assignment); }
     let g = G - 1;
     while (g >= 0) {
-      const before = assignment[g];
-      assignment[g] = before + 1 < coupled[g].pool.length ? before + 1 : 0;
-      onChange(g, before, assignment[g]);
-      if (assignment[g] !== 0) break;
+      if (++assignment[g] < poolSize[g]) break;
+      assignment[g] = 0;
       g--;
     }
     if (g < 0) return best;
+    from = g;
   }
 }
 
-// Full evaluation per assignment: rebuild R from scratch.
+// Full evaluation per assignment: the needed dynamic nodes and their margins
+// from scratch. Simple on purpose; it cross-checks the incremental search.
 function searchFull(s) {
-  const { N, G, own, baseOwners, memberNodes, memberOwners, baseKidSum, uKidStart, uKids, fixedCost, variableBase } = s;
-  const mark = new Int32Array(N);
-  const active = new Int32Array(G);
+  const { G, D, staticCost, dynStart, dynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const want = new Int32Array(G);
   const queue = new Int32Array(G);
-  const extra = new Int32Array(N);
+  const mark = new Int32Array(D);
+  const present = new Int32Array(D);
+  const parts = new Int32Array(D);
   let stamp = 0;
-  const margin = (i) => {
-    let parts = baseKidSum[i];
-    for (let p = uKidStart[i]; p < uKidStart[i + 1]; p++) if (mark[uKids[p]] === stamp) parts += own[uKids[p]];
-    return own[i] > parts ? own[i] - parts : 0;
-  };
-  const evaluate = (assignment) => {
+  return odometer(s, (assignment) => {
+    activeClosures(s, assignment, want, queue);
     stamp++;
-    let qLen = 0;
-    for (const g of baseOwners) if (active[g] !== stamp) { active[g] = stamp; queue[qLen++] = g; }
-    let xLen = 0;
-    for (let q = 0; q < qLen; q++) {
-      const g = queue[q];
-      const list = memberNodes[g][assignment[g]];
-      for (let t = 0; t < list.length; t++) {
-        const v = list[t];
-        if (mark[v] !== stamp) { mark[v] = stamp; extra[xLen++] = v; }
-      }
-      const opened = memberOwners[g][assignment[g]];
-      for (let t = 0; t < opened.length; t++) {
-        const h = opened[t];
-        if (active[h] !== stamp) { active[h] = stamp; queue[qLen++] = h; }
-      }
-    }
     let cost = fixedCost;
-    for (let t = 0; t < variableBase.length; t++) cost += margin(variableBase[t]);
-    for (let t = 0; t < xLen; t++) cost += margin(extra[t]);
+    let n = 0;
+    for (let d = 0; d < D; d++) if (dBase[d]) { mark[d] = stamp; present[n++] = d; }
+    for (let g = 0; g < G; g++) {
+      const c = want[g];
+      if (c < 0) continue;
+      cost += staticCost[c];
+      for (let t = dynStart[c]; t < dynStart[c + 1]; t++) {
+        const d = dynList[t];
+        if (mark[d] !== stamp) { mark[d] = stamp; present[n++] = d; }
+      }
+    }
+    for (let t = 0; t < n; t++) parts[present[t]] = dKidSum[present[t]];
+    for (let t = 0; t < n; t++) {
+      const d = present[t];
+      if (dParent[d] >= 0) parts[dParent[d]] += dOwn[d];
+    }
+    for (let t = 0; t < n; t++) {
+      const d = present[t];
+      if (dOwn[d] > parts[d]) cost += dOwn[d] - parts[d];
+    }
     return cost;
-  };
-  return odometer(s, () => {}, evaluate);
+  });
 }
 
-// Group g can open group h when h's owner lies in one of g's member
-// closures. Reference counting below is exact only if that relation has no
-// cycle (otherwise groups could keep each other alive without support).
-function activationIsAcyclic(s) {
-  const { G, memberOwners } = s;
-  const state = new Uint8Array(G); // 0 new, 1 on stack, 2 done
-  for (let start = 0; start < G; start++) {
-    if (state[start]) continue;
-    const stack = [[start, 0]];
-    state[start] = 1;
-    while (stack.length) {
-      const top = stack[stack.length - 1];
-      const next = [];
-      for (const list of memberOwners[top[0]]) for (const h of list) next.push(h);
-      if (top[1] >= next.length) { state[top[0]] = 2; stack.pop(); continue; }
-      const h = next[top[1]++];
-      if (state[h] === 1) return false;
-      if (state[h] === 0) { state[h] = 1; stack.push([h, 0]); }
-    }
-  }
-  return true;
-}
-
-// Incremental evaluation: keep per-node reference counts of active member
-// closures and the running cost; a change of one group only touches the
-// closures it removes and adds.
+// Incremental evaluation: per dynamic node, how many active closures hold it
+// (base nodes hold one reference for good), the own costs of its present
+// loose children, and the running total of margins. Between assignments only
+// the closures that changed are taken out and put in.
 function searchIncremental(s) {
-  const { N, G, own, coupled, isBase, baseOwners, memberNodes, baseKidSum, uKids, pathParent, fixedCost, variableBase } = s;
-  const ownerGroup = new Int32Array(N).fill(-1);
-  for (let g = 0; g < G; g++) if (!isBase[coupled[g].owner]) ownerGroup[coupled[g].owner] = g;
-  const count = new Int32Array(N);
-  const parts = Int32Array.from(baseKidSum);
-  const active = new Uint8Array(G);
-  const assignment = new Int32Array(G);
-  const inR = (i) => isBase[i] === 1 || count[i] > 0;
-  const contrib = (i) => (own[i] > parts[i] ? own[i] - parts[i] : 0);
+  const { G, D, groupStart, poolSize, openStart, staticCost, dynStart, dynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const count = Int32Array.from(dBase);
+  const parts = Int32Array.from(dKidSum);
+  const applied = new Int32Array(G).fill(-1);
+  const want = new Int32Array(G);
+  const queue = new Int32Array(G);
   let cost = fixedCost;
-  for (const i of variableBase) cost += contrib(i);
+  for (let d = 0; d < D; d++) if (dBase[d] && dOwn[d] > parts[d]) cost += dOwn[d] - parts[d];
 
-  // Membership of k flips; adjust its own margin and its path parent's.
-  const flip = (k, entering) => {
-    cost += entering ? contrib(k) : -contrib(k);
-    const p = pathParent[k];
-    if (p >= 0) {
-      const before = inR(p) ? contrib(p) : 0;
-      parts[p] += entering ? own[k] : -own[k];
-      cost += (inR(p) ? contrib(p) : 0) - before;
-    }
-    const h = ownerGroup[k];
-    if (h >= 0) setActive(h, entering);
-  };
-  const addClosure = (g, delta) => {
-    const list = memberNodes[g][assignment[g]];
-    for (let t = 0; t < list.length; t++) {
-      const v = list[t];
-      count[v] += delta;
-      if (delta > 0 ? count[v] === 1 : count[v] === 0) flip(v, delta > 0);
+  // Add (delta 1) or remove (delta -1) closure c. After every single node
+  // the running cost equals the margin sum over the present nodes.
+  const shift = (c, delta) => {
+    cost += delta * staticCost[c];
+    for (let t = dynStart[c]; t < dynStart[c + 1]; t++) {
+      const d = dynList[t];
+      count[d] += delta;
+      if (count[d] !== (delta > 0 ? 1 : 0)) continue; // presence unchanged
+      const m = dOwn[d] > parts[d] ? dOwn[d] - parts[d] : 0;
+      cost += delta * m;
+      const p = dParent[d];
+      if (p < 0) continue;
+      if (count[p] > 0) cost -= dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
+      parts[p] += delta * dOwn[d];
+      if (count[p] > 0) cost += dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
     }
   };
-  function setActive(g, on) {
-    if (!!active[g] === on) return;
-    active[g] = on ? 1 : 0;
-    addClosure(g, on ? 1 : -1);
+  // Activation can only change when a group that opens others changed;
+  // otherwise just the changed groups that are active switch closures.
+  const reopens = new Uint8Array(G + 1); // some group g.. opens another
+  for (let g = G - 1; g >= 0; g--) {
+    const c0 = groupStart[g];
+    reopens[g] = reopens[g + 1] | (openStart[c0 + poolSize[g]] > openStart[c0] ? 1 : 0);
   }
-  for (const g of baseOwners) setActive(g, true);
-
-  const onChange = (g, before, after) => {
-    if (active[g]) {
-      assignment[g] = before;
-      addClosure(g, -1);
-      assignment[g] = after;
-      // g stays active: its owner is in base or opened by groups that do not
-      // depend on g (the activation relation is acyclic here).
-      addClosure(g, 1);
-    } else {
-      assignment[g] = after;
+  return odometer(s, (assignment, from) => {
+    if (from === 0 || reopens[from]) activeClosures(s, assignment, want, queue);
+    else for (let g = from; g < G; g++) if (want[g] >= 0) want[g] = groupStart[g] + assignment[g];
+    for (let g = from === 0 || reopens[from] ? 0 : from; g < G; g++) {
+      if (applied[g] === want[g]) continue;
+      if (applied[g] >= 0) shift(applied[g], -1);
+      if (want[g] >= 0) shift(want[g], 1);
+      applied[g] = want[g];
     }
-  };
-  return odometer(s, onChange, () => cost);
+    return cost;
+  });
 }
 
-function searchCoupled(ix, groups, method = 'auto') {
-  const s = prepareSearch(ix, groups);
-  const incremental = method === 'incremental' || (method === 'auto' && activationIsAcyclic(s));
-  const best = incremental ? searchIncremental(s) : searchFull(s);
-  const { coupled, localChoice } = groups;
-  const chosen = new Int32Array(ix.N).fill(-1);
-  for (let g = 0; g < coupled.length; g++) chosen[coupled[g].owner] = coupled[g].pool[best[g]];
-  const inSet = new Uint8Array(ix.N);
-  reach(ix, ix.rootIdx, (i) => (chosen[i] >= 0 ? chosen[i] : localChoice[i]), inSet, null, null);
-  return inSet;
+// The search input as one string: the search reads nothing else, so equal
+// keys give equal answers. Node indices do not occur in it (dynamic nodes
+// are numbered compactly), so edits elsewhere in the text keep the key.
+function searchKey(s) {
+  const parts = [s.G, s.D, s.fixedCost];
+  for (const name of ['poolSize', 'baseOpened', 'openStart', 'openList', 'staticCost', 'dynStart', 'dynList', 'dOwn', 'dKidSum', 'dParent', 'dBase']) {
+    parts.push(s[name].join(','));
+  }
+  return parts.join(';');
 }
 
-export function computeCheapPlan(roots) {
+// Recent search answers by key. The facade already reuses whole runs for an
+// unchanged text; this also spares the exponential part when the text
+// changed but the search did not (a status or label edit elsewhere, a
+// comment). Bounded in entries and key length (at most ~0.8 M characters in
+// all: QuickJS caps its heap); the oldest entry goes first.
+const SEARCH_MEMO = new Map();
+const MEMO_ENTRIES = 8;
+const MEMO_KEY_CHARS = 100000;
+
+function memoisedSearch(s) {
+  const key = searchKey(s);
+  const known = SEARCH_MEMO.get(key);
+  if (known) {
+    SEARCH_MEMO.delete(key); // refresh its age
+    SEARCH_MEMO.set(key, known);
+    return known;
+  }
+  const best = searchIncremental(s);
+  if (key.length <= MEMO_KEY_CHARS) {
+    if (SEARCH_MEMO.size >= MEMO_ENTRIES) SEARCH_MEMO.delete(SEARCH_MEMO.keys().next().value);
+    SEARCH_MEMO.set(key, best);
+  }
+  return best;
+}
+
+// method: 'auto' (incremental, memoised), 'incremental', 'full' or
+// 'uncollapsed' (incremental without static parts).
+function searchCoupled(ix, groups, method) {
+  const s = prepareSearch(ix, groups, method !== 'uncollapsed');
+  if (method === 'full') return searchFull(s);
+  if (method === 'auto') return memoisedSearch(s);
+  return searchIncremental(s);
+}
+
+// The plan by a search method, with the size of the search for tests.
+function cheapPlan(roots, method) {
   const ix = buildPlanIndex(roots);
   const groups = buildGroups(ix);
   const { coupled } = groups;
-  if (coupled.length === 0) return { set: setFromMembers(ix, localSet(ix, groups)), exact: true };
-  let product = 1;
-  for (const g of coupled) {
-    product *= g.pool.length;
-    if (product > EXACT_LIMIT) break;
+  const assignments = assignmentCount(coupled);
+  const search = { groups: coupled.length, assignments };
+  if (coupled.length === 0 || assignments > EXACT_LIMIT) {
+    return { set: setFromMembers(ix, neededFor(ix, groups, null)), exact: coupled.length === 0, search };
   }
-  if (product > EXACT_LIMIT) return { set: setFromMembers(ix, localSet(ix, groups)), exact: false };
-  return { set: setFromMembers(ix, searchCoupled(ix, groups)), exact: true };
+  const best = method === 'plain' ? searchPlain(ix, groups) : searchCoupled(ix, groups, method);
+  return { set: setFromMembers(ix, neededFor(ix, groups, best)), exact: true, search };
 }
 
-export function computeCheapSet(roots) {
-  return computeCheapPlan(roots).set;
-}
-
-// Test aid (not upstream API): the same plan by a chosen method, so tests can
-// compare the optimised search with plain enumeration. method: 'plain'
-// (needed()+costOf() per assignment), 'full', 'incremental' or 'auto'.
-export function _cheapPlanBy(roots, method) {
-  const ix = buildPlanIndex(roots);
-  const groups = buildGroups(ix);
-  const { coupled, localChoice } = groups;
-  let product = 1;
-  for (const g of coupled) { product *= g.pool.length; if (product > EXACT_LIMIT) break; }
-  if (product > EXACT_LIMIT) return { set: setFromMembers(ix, localSet(ix, groups)), exact: false };
-  if (method !== 'plain') return { set: setFromMembers(ix, searchCoupled(ix, groups, method)), exact: true };
+// §13.2 step 8 literally: needed() and costOf() for every assignment, with
+// its own odometer loop, so that it shares as little as possible with the
+// searches it checks.
+function searchPlain(ix, groups) {
+  const { coupled } = groups;
   const G = coupled.length;
   const assignment = new Int32Array(G);
-  const chosen = new Int32Array(ix.N).fill(-1);
+  let best = null;
   let bestCost = Infinity;
-  let bestSet = null;
   for (;;) {
-    for (let g = 0; g < G; g++) chosen[coupled[g].owner] = coupled[g].pool[assignment[g]];
-    const inSet = new Uint8Array(ix.N);
-    const list = reach(ix, ix.rootIdx, (i) => (chosen[i] >= 0 ? chosen[i] : localChoice[i]), inSet, null, null);
+    const inSet = neededFor(ix, groups, assignment);
+    const list = [];
+    for (let i = 0; i < ix.N; i++) if (inSet[i]) list.push(i);
     const cost = costOfMembers(ix, list, inSet);
-    if (cost < bestCost) { bestCost = cost; bestSet = inSet; }
+    if (cost < bestCost) { bestCost = cost; best = assignment.slice(); }
     let g = G - 1;
     while (g >= 0) {
       assignment[g]++;
@@ -580,9 +710,29 @@ export function _cheapPlanBy(roots, method) {
       assignment[g] = 0;
       g--;
     }
-    if (g < 0) break;
+    if (g < 0) return best;
   }
-  return { set: setFromMembers(ix, bestSet), exact: true };
+}
+
+export function computeCheapPlan(roots) {
+  const { set, exact } = cheapPlan(roots, 'auto');
+  return { set, exact };
+}
+
+export function computeCheapSet(roots) {
+  return computeCheapPlan(roots).set;
+}
+
+// Test aid (not upstream API): the same plan by a chosen method, so tests can
+// compare the optimised searches with plain enumeration. method: 'plain'
+// (needed()+costOf() per assignment), 'full', 'incremental', 'uncollapsed'
+// or 'auto' (what computeCheapPlan uses). The result also carries
+// search: {groups, assignments} (assignments stops counting past the limit).
+export function _cheapPlanBy(roots, method) {
+  if (!['plain', 'full', 'incremental', 'uncollapsed', 'auto'].includes(method)) {
+    throw new Error('invalid_argument: unknown method ' + method);
+  }
+  return cheapPlan(roots, method);
 }
 
 // ---------------------------------------------------------------- stations and loads (§13.3, §14)

@@ -102,7 +102,11 @@ class ToolSpec:
 
 def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
     resolved = services.sources.resolve(args["source"])
-    return resolved.store.read(resolved.key).to_json()
+    out = resolved.store.read(resolved.key).to_json()
+    if resolved.redirected_to:
+        # A mirror file: the agent holds the document's base from now on.
+        out["mirrorOf"] = resolved.redirected_to
+    return out
 
 
 def _inspect(services: Services, args: JSONObject, caller: Caller) -> JSONObject:

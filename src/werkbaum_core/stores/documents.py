@@ -1,0 +1,497 @@
+"""The document store: plans that live as shared documents on a Werkbaum backend.
+
+Edge layer (it speaks HTTP through httpx; it never imports ``mcp``). It turns
+the write pipeline's three questions into the documents API (documents-api.md):
+
+- ``read``: ``GET …/documents/<uuid>``; the snapshot's version is the document
+  version, and the text is remembered by (document, version) so that a later
+  write can diff against exactly what the agent saw (spec §6);
+- ``base_text``: the text of the agent's base version — current, remembered,
+  or the history's copy — because the backend merges non-overlapping
+  concurrent edits only if the ops are computed against the base;
+- ``write``: ``PATCH …/content`` with line ops, ``baseVersion``, ``checksum``
+  and the identity of spec §7 (``clientId`` ``mcp-<random>``, a running
+  ``seq``, ``displayName``). A network failure is retried with the *same*
+  ``seq``, so a PATCH the backend applied before the connection dropped is
+  replayed, not applied twice (documents-api §5.5).
+
+Errors follow spec §13: a stale base is a ``Conflict`` carrying the current
+text and base; an unreachable backend, a 404/410 or a 5xx is
+``SourceUnavailable`` with the status and the backend's problem title/detail.
+Request bodies are never logged (they hold plan text).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from werkbaum_core.errors import Conflict, InvalidArgument, SourceUnavailable, WerkbaumError
+from werkbaum_core.stores.memory import conflict
+from werkbaum_core.stores.protocol import Base, Op, Snapshot
+from werkbaum_core.stores.sources import DocumentRef, SourceParser, looks_like_document
+from werkbaum_core.text import checksum, normalize_newlines
+
+__all__ = ["DocumentRef", "DocumentStore", "looks_like_document"]
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = (0.1, 0.3)
+"""Pauses between attempts after a network failure: three attempts in well under a second."""
+
+NETWORK_ERRORS = (httpx.NetworkError, httpx.TimeoutException, httpx.RemoteProtocolError)
+"""Failures without a definite HTTP answer: the request may or may not have been applied."""
+
+DISPLAY_NAME_MAX = CLIENT_ID_MAX = 64
+"""The backend's limits for ``displayName`` and ``clientId`` (documents-api §2.6), UTF-16."""
+
+
+class DocumentStore:
+    """Shared documents on Werkbaum backends; implements the ``Store`` protocol; thread-safe.
+
+    One store is one writer: it owns one ``clientId`` and one running ``seq``
+    (the editor's per-tab identity, documents-api §7.1-§7.2). Writes to one
+    document are serialised, so the backend sees this client's seqs in
+    increasing order (a lower seq would be refused with 422).
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[str] = (),
+        *,
+        allow_any_host: bool = True,
+        client_id: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 10.0,
+        cache_size: int = 64,
+    ) -> None:
+        self._parser = SourceParser(servers, allow_any_host=allow_any_host)
+        self.client_id = client_id or "mcp-" + secrets.token_hex(8)
+        if _clip_utf16(self.client_id, CLIENT_ID_MAX) != self.client_id:
+            raise InvalidArgument("a clientId has at most 64 characters")
+        self._client = httpx.Client(
+            transport=transport,
+            timeout=timeout,
+            follow_redirects=False,  # a redirect could lead to any host (SSRF); never follow
+            headers={"Accept": "application/json", "User-Agent": "werkbaum-mcp"},
+        )
+        self._cache = _TextCache(cache_size)
+        self._seq = 0
+        self._seq_lock = threading.Lock()
+        self._doc_locks: dict[str, threading.Lock] = {}
+        self._doc_locks_lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        """The configured backends in canonical form; the first is the default for bare uuids."""
+        return self._parser.servers
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> DocumentStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def parse(self, source: str) -> DocumentRef:
+        """The document a source names (``InvalidArgument``/``ForbiddenSource`` if none may)."""
+        return self._parser.parse(source)
+
+    def probe(self) -> None:
+        """``GET /api/v1/info`` on every configured backend, so a typo fails at start-up."""
+        for server in self.servers:
+            url = f"{server}/api/v1/info"
+            response = self._send("GET", url, source=server)
+            body = _json(response) if response.status_code == 200 else None
+            if not isinstance(body, dict) or not body.get("name"):
+                raise SourceUnavailable(
+                    f"{server} is not a Werkbaum backend (GET /api/v1/info answered "
+                    f"{response.status_code})",
+                    server=server,
+                    **_problem(response),
+                )
+
+    def read(self, source: str) -> Snapshot:
+        return self._fetch(self.parse(source), source)
+
+    def title(self, source: str) -> str:
+        ref = self.parse(source)
+        title = self._document(ref, source).get("title")
+        if not isinstance(title, str):
+            raise _not_werkbaum(ref, source)
+        return title
+
+    def history(self, source: str) -> list[dict[str, Any]]:
+        """``GET …/history`` as the backend returns it: milestones plus the latest, oldest first."""
+        ref = self.parse(source)
+        response = self._send("GET", f"{ref.url}/history", source=source)
+        if response.status_code != 200:
+            raise _http_error(response, ref, source)
+        entries = _json(response)
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise _not_werkbaum(ref, source)
+        return entries
+
+    def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
+        """The text of ``base.version`` and the current snapshot (spec §6).
+
+        An older base comes from this store's cache or the history; it must
+        hash to ``base.checksum``, otherwise the ops would be computed against
+        a text the backend does not mean by that version (it would refuse
+        them with 422 at best).
+        """
+        ref = self.parse(source)
+        current = self._fetch(ref, source)
+        version = base.version
+        if version is None or isinstance(version, bool) or not isinstance(version, int):
+            raise _conflict(source, current, "a document base needs the version you read")
+        if version == current.base.version:
+            if base.checksum != current.base.checksum:
+                raise _conflict(source, current, "the checksum does not match that version")
+            return current.text, current
+        if version > (current.base.version or 0):
+            raise _conflict(source, current, "the base version is newer than the document")
+        text = self._known_base(ref, base)
+        if text is None:
+            text = self._history_base(ref, source, version, base.checksum)
+        if text is None:
+            raise _conflict(source, current, f"the text of version {version} is not available")
+        return text, current
+
+    # -- writing -----------------------------------------------------------------------
+
+    def write(
+        self, source: str, base: Base, ops: list[Op], new_text: str, *, author: str = "Agent"
+    ) -> Snapshot:
+        """``PATCH …/content``; returns exactly what the backend stores afterwards."""
+        ref = self.parse(source)
+        if base.version is None or isinstance(base.version, bool):
+            raise _conflict(source, self._fetch(ref, source), "a document base needs a version")
+        with self._doc_lock(ref.url):
+            body: dict[str, Any] = {
+                "baseVersion": base.version,
+                "checksum": base.checksum,
+                "clientId": self.client_id,
+                "seq": self._next_seq(),
+                "ops": ops,
+            }
+            name = _clip_utf16(author, DISPLAY_NAME_MAX)
+            if name:
+                body["displayName"] = name
+            response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
+            return self._outcome(ref, source, base, ops, response)
+
+    def _outcome(
+        self, ref: DocumentRef, source: str, base: Base, ops: list[Op], response: httpx.Response
+    ) -> Snapshot:
+        status = response.status_code
+        if status == 200:
+            return self._accepted(ref, source, base, ops, _json(response))
+        if status == 409:
+            raise self._conflicted(ref, source, base, _json(response))
+        if status == 422:
+            raise self._unapplicable(ref, source, base, response)
+        raise _http_error(response, ref, source)
+
+    def _accepted(
+        self, ref: DocumentRef, source: str, base: Base, ops: list[Op], body: Any
+    ) -> Snapshot:
+        """The snapshot after a 200 (also a replayed one).
+
+        The answer carries the new version but no text. Without a merge the
+        text is ``apply(base, ops)``, computed here exactly as the backend
+        does. After a merge (``opsSinceBase`` not empty) the store re-reads;
+        only if someone wrote again in between does it fall back to its own
+        reconstruction, so that the snapshot is that of *this* write's version.
+        """
+        version = _int(body.get("version")) if isinstance(body, dict) else None
+        since = body.get("opsSinceBase") if isinstance(body, dict) else None
+        if version is None:
+            return self._fetch(ref, source)
+        expected = _merge(self._known_base(ref, base), ops, since)
+        if since == [] and expected is not None:
+            return self._remember(ref, expected, version)
+        current = self._fetch(ref, source)
+        if current.base.version == version or expected is None:
+            return current
+        return self._remember(ref, expected, version)
+
+    def _conflicted(self, ref: DocumentRef, source: str, base: Base, body: Any) -> Conflict:
+        """409: the current text is ``apply(base, opsSinceBase)`` (documents-api §5.3)."""
+        reason = "someone else changed the same lines since your base"
+        version = _int(body.get("currentVersion")) if isinstance(body, dict) else None
+        since = body.get("opsSinceBase") if isinstance(body, dict) else None
+        rebuilt = _merge(self._known_base(ref, base), [], since)
+        if rebuilt is not None and version is not None:
+            return _conflict(source, self._remember(ref, rebuilt, version), reason)
+        return _conflict(source, self._fetch(ref, source), reason)
+
+    def _unapplicable(
+        self, ref: DocumentRef, source: str, base: Base, response: httpx.Response
+    ) -> WerkbaumError:
+        """422: re-read once; a changed document is a conflict, anything else is reported."""
+        problem = _problem(response)
+        current = self._fetch(ref, source)
+        if current.base.version != base.version or current.base.checksum != base.checksum:
+            reason = f"the backend refused your base: {problem.get('detail') or 'stale base'}"
+            return _conflict(source, current, reason)
+        return SourceUnavailable(
+            f"{ref.url} refused the change (422 {problem.get('title') or ''}): "
+            f"{problem.get('detail') or 'no detail'}",
+            source=source,
+            **problem,
+        )
+
+    def _next_seq(self) -> int:
+        with self._seq_lock:
+            self._seq += 1
+            return self._seq
+
+    def _doc_lock(self, url: str) -> threading.Lock:
+        with self._doc_locks_lock:
+            return self._doc_locks.setdefault(url, threading.Lock())
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def _send(
+        self, method: str, url: str, *, source: str, body: dict[str, Any] | None = None
+    ) -> httpx.Response:
+        """One request, retried on network failures with the identical body (same ``seq``)."""
+        delays = iter(RETRY_DELAYS)
+        while True:
+            try:
+                return self._client.request(method, url, json=body)
+            except NETWORK_ERRORS as exc:
+                delay = next(delays, None)
+                if delay is None:
+                    raise SourceUnavailable(
+                        f"the backend for {url} cannot be reached ({type(exc).__name__}: {exc})",
+                        source=source,
+                    ) from exc
+                log.warning("%s %s: %s; retrying", method, url, type(exc).__name__)
+                time.sleep(delay)
+            except httpx.HTTPError as exc:
+                raise SourceUnavailable(
+                    f"request to {url} failed ({type(exc).__name__}: {exc})", source=source
+                ) from exc
+
+    def _document(self, ref: DocumentRef, source: str) -> dict[str, Any]:
+        response = self._send("GET", ref.url, source=source)
+        if response.status_code != 200:
+            raise _http_error(response, ref, source)
+        body = _json(response)
+        if not isinstance(body, dict):
+            raise _not_werkbaum(ref, source)
+        return body
+
+    def _fetch(self, ref: DocumentRef, source: str) -> Snapshot:
+        """GET the document into a snapshot (LF-normalised) and remember its text."""
+        body = self._document(ref, source)
+        content, version = body.get("content"), _int(body.get("version"))
+        if not isinstance(content, str) or version is None:
+            raise _not_werkbaum(ref, source)
+        snapshot = self._remember(ref, content, version)
+        served = body.get("checksum")
+        if isinstance(served, str) and served != snapshot.base.checksum:
+            raise SourceUnavailable(
+                f"{ref.url}: the backend's checksum disagrees with the text it sent",
+                source=source,
+            )
+        return snapshot
+
+    # -- base texts --------------------------------------------------------------------
+
+    def _remember(self, ref: DocumentRef, text: str, version: int) -> Snapshot:
+        normalized = normalize_newlines(text)
+        snapshot = Snapshot(text=normalized, base=Base(checksum(normalized), version))
+        self._cache.put((ref.url, version), snapshot)
+        return snapshot
+
+    def _known_base(self, ref: DocumentRef, base: Base) -> str | None:
+        """The base text this store served earlier, if it still hashes to the base's checksum."""
+        version = _int(base.version)
+        if version is None:
+            return None
+        cached = self._cache.get((ref.url, version))
+        if cached is None or cached.base.checksum != base.checksum:
+            return None
+        return cached.text
+
+    def _history_base(
+        self, ref: DocumentRef, source: str, version: int, expected: str
+    ) -> str | None:
+        """The base text from ``GET /history`` (milestones plus the latest entry only).
+
+        A sync version that is neither a milestone nor the latest is not in
+        the history (documents-api §2.10, §5.4); then there is no copy.
+        """
+        for entry in self.history(source):
+            content = entry.get("content")
+            if entry.get("version") == version and isinstance(content, str):
+                text = normalize_newlines(content)
+                if checksum(text) != expected:
+                    return None
+                return self._remember(ref, text, version).text
+        return None
+
+
+class _TextCache:
+    """A bounded LRU of snapshots by (document url, version): texts this store has seen."""
+
+    def __init__(self, size: int) -> None:
+        self._size = max(0, size)
+        self._items: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int]) -> Snapshot | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, int], snapshot: Snapshot) -> None:
+        with self._lock:
+            self._items[key] = snapshot
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+# -- line ops (documents-api §3): only what reconstructing a text needs -------------------
+
+
+def _merge(base_text: str | None, mine: list[Op], since: Any) -> str | None:
+    """``apply(apply(base, since), shift(mine, since))``: the text after a backend merge.
+
+    None when there is nothing to compute from (unknown base, malformed ops).
+    """
+    if base_text is None or not isinstance(since, list):
+        return None
+    try:
+        current = _apply(base_text.split("\n"), since)
+        merged = _apply(current, [_shifted(op, since) for op in mine])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return "\n".join(merged)
+
+
+def _parts(op: Op) -> tuple[int, int, list[str]]:
+    """``(index, removed, inserted lines)`` of one op; ``ValueError`` if malformed."""
+    kind, index, count = op["op"], _int(op["index"]), _int(op.get("count"))
+    lines = op.get("lines") or []
+    if index is None or not isinstance(lines, list):
+        raise ValueError("malformed op")
+    if kind == "insert":
+        return index, 0, [str(line) for line in lines]
+    if kind not in ("delete", "replace") or count is None:
+        raise ValueError("malformed op")
+    return index, count, [] if kind == "delete" else [str(line) for line in lines]
+
+
+def _apply(lines: list[str], ops: list[Op]) -> list[str]:
+    """§3.3: ops ascending and non-overlapping, indices on ``lines``; a forward walk."""
+    out: list[str] = []
+    cursor = 0
+    for op in ops:
+        index, removed, inserted = _parts(op)
+        if removed < 0 or index < cursor or index + removed > len(lines):
+            raise ValueError("ops do not apply")
+        out.extend(lines[cursor:index])
+        out.extend(inserted)
+        cursor = index + removed
+    out.extend(lines[cursor:])
+    return out
+
+
+def _shifted(op: Op, theirs: list[Op]) -> Op:
+    """§3.6: move ``op`` by the line delta of every foreign op that ends at or before it."""
+    index = _parts(op)[0]
+    delta = 0
+    for other in theirs:
+        start, removed, inserted = _parts(other)
+        if start + removed <= index:
+            delta += len(inserted) - removed
+    return {**op, "index": index + delta}
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _int(value: object) -> int | None:
+    """``value`` if it is a JSON integer (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _clip_utf16(text: str, limit: int) -> str:
+    """The longest prefix of at most ``limit`` UTF-16 code units (the backend is Java)."""
+    units = 0
+    for i, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _problem(response: httpx.Response) -> dict[str, Any]:
+    """Status and the backend's problem ``title``/``detail`` (RFC 9457), for error details."""
+    out: dict[str, Any] = {"status": response.status_code}
+    body = _json(response)
+    if isinstance(body, dict):
+        for key in ("title", "detail"):
+            if isinstance(body.get(key), str):
+                out[key] = body[key]
+    if response.is_redirect:
+        out["location"] = response.headers.get("location")
+    return out
+
+
+def _http_error(response: httpx.Response, ref: DocumentRef, source: str) -> WerkbaumError:
+    """An HTTP answer other than the expected one, as a typed error (spec §13)."""
+    problem = _problem(response)
+    status = response.status_code
+    said = ": ".join(str(problem[k]) for k in ("title", "detail") if k in problem)
+    if status == 400:
+        message = f"{ref.url} refused the request: {said or 'bad request'}"
+        return InvalidArgument(message, source=source, **problem)
+    if response.is_redirect:
+        said = f"redirect to {problem.get('location')} (not followed)"
+    message = f"{ref.url} answered {status}" + (f": {said}" if said else "")
+    return SourceUnavailable(message, source=source, **problem)
+
+
+def _not_werkbaum(ref: DocumentRef, source: str) -> SourceUnavailable:
+    return SourceUnavailable(f"{ref.url} did not answer like a Werkbaum backend", source=source)
+
+
+def _conflict(source: str, current: Snapshot, reason: str) -> Conflict:
+    """The pipeline's conflict (current text and base), plus why, for the agent's next step."""
+    error = conflict(source, current)
+    error.details["reason"] = reason
+    return error

@@ -1,0 +1,147 @@
+"""The ASGI application: ``/mcp`` behind bearer tokens, ``/healthz`` open, no OAuth discovery.
+
+:func:`create_app` is what uvicorn calls in every worker (``factory=True``;
+``--workers N`` needs an import string, so settings come from the
+environment, see :mod:`werkbaum_http.config`). Tests call it with explicit
+settings.
+
+Request path, outermost first::
+
+    AccessLog → Starlette routes
+      /healthz         → {"ok": true}                      (no token: for load balancers)
+      /.well-known/*   → 404                               (no OAuth metadata, ever)
+      everything else  → BearerRouter ── full token ──→ CallCap → POST only → full MCP server
+                                      └─ read token ──→ CallCap → POST only → read-only server
+                         (no/wrong token → 401)
+
+Each MCP server is the SDK's stateless Streamable HTTP app with JSON responses:
+no session is kept, so any worker or replica answers any request, in both
+protocol eras. Inside it the SDK enforces the body limit (413) and the Host
+allowlist against DNS rebinding (421).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from werkbaum_core.engine import LazyEngine
+from werkbaum_core.rules.catalogue import Services
+from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_http.access import AccessLog, configure_logging
+from werkbaum_http.auth import BearerRouter
+from werkbaum_http.config import MAX_BODY_BYTES, HttpConfig, Tokens
+from werkbaum_http.engine import choose_engine
+from werkbaum_http.limits import CallCap, post_only
+from werkbaum_http.server import build_server
+from werkbaum_http.sources import DocumentSources
+from werkbaum_stdio.audit import AuditLog
+from werkbaum_stdio.registration import PlanServer
+
+MCP_PATH = "/mcp"
+ALL_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def transport_security(allowed_hosts: Sequence[str]) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check: ``Host`` must be allowed; a browser ``Origin``
+    must be one of those hosts over http or https (non-browser clients send none)."""
+    origins = [f"{scheme}://{host}" for host in allowed_hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(allowed_hosts),
+        allowed_origins=origins,
+    )
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"ok": True})
+
+
+async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    await Response(status_code=404)(scope, receive, send)
+
+
+async def not_found_page(request: Request) -> Response:
+    return Response(status_code=404)
+
+
+def create_app(
+    config: HttpConfig | None = None,
+    tokens: Tokens | None = None,
+    *,
+    engine: LazyEngine | None = None,
+    store: DocumentStore | None = None,
+) -> ASGIApp:
+    """The whole service; without arguments (uvicorn's factory call) from the environment.
+
+    ``engine`` and ``store`` let tests share one engine and one backend client
+    between apps; the app then leaves closing them to the caller.
+    """
+    config = config or HttpConfig.from_env()
+    tokens = tokens or Tokens.from_env()
+    configure_logging()
+    # What the app creates it also closes; an engine or store passed in stays the caller's.
+    owned_engine = engine is None
+    owned_store = store is None
+    engine = engine or LazyEngine(choose_engine(config.engine), config.frontend)
+    store = store or DocumentStore(config.servers, allow_any_host=False)
+    sources = DocumentSources(store)
+    services = Services(
+        engine=engine,
+        sources=sources,
+        audit=AuditLog(client_id=store.client_id),
+        checkpoint=anyio.from_thread.check_cancelled,
+    )
+    servers: list[tuple[str, PlanServer]] = [
+        (tokens.full, build_server(services, sources, read_only=config.read_only))
+    ]
+    if tokens.read is not None:
+        servers.append((tokens.read, build_server(services, sources, read_only=True)))
+
+    security = transport_security(config.allowed_hosts)
+    cap = CallCap(config.max_concurrent)
+    routes: list[tuple[str, ASGIApp]] = []
+    for token, server in servers:
+        mcp_app = server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=security,
+            max_request_body_size=MAX_BODY_BYTES,
+        )
+        routes.append((token, cap.wrap(post_only(mcp_app, MCP_PATH))))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # A mounted app's own lifespan never runs: each session manager is entered here.
+        engine.start()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for _, server in servers:
+                    await stack.enter_async_context(server.session_manager.run())
+                yield
+        finally:
+            if owned_engine:
+                await anyio.to_thread.run_sync(engine.close)
+            if owned_store:
+                store.close()
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET", "HEAD"]),
+            Route("/.well-known", not_found_page, methods=list(ALL_METHODS)),
+            Mount("/.well-known", app=not_found),
+            Mount("/", app=BearerRouter(routes)),
+        ],
+        lifespan=lifespan,
+    )
+    return AccessLog(app)

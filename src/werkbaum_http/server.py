@@ -1,0 +1,53 @@
+"""The remote MCP server: the stdio server's registration over the documents store alone.
+
+Everything that defines a tool, a prompt or the guide comes from
+:mod:`werkbaum_stdio.registration`, so the remote tool set is the local one
+(same names, schemas, annotations and results) minus file resources, roots and
+the mirror. A test proves the subset relation and byte-identical results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from werkbaum_core.rules.catalogue import Services
+from werkbaum_http.sources import DocumentSources
+from werkbaum_stdio.registration import (
+    SERVER_NAME,
+    VERSION,
+    WORKING_ORDER,
+    PlanServer,
+    add_prompts,
+    catalogue_tools,
+    guide_resource,
+)
+
+
+def instructions(servers: Sequence[str], *, read_only: bool) -> str:
+    """What every client is told: the working order and what this server offers."""
+    mode = "read-only (no write tools)" if read_only else "read and write"
+    return (
+        f"{WORKING_ORDER} This server: {mode}; shared documents only (no files), on "
+        f"{', '.join(servers)}: pass a document URL there, a ?live= share link, or a bare "
+        "uuid (first backend)."
+    )
+
+
+def build_server(services: Services, sources: DocumentSources, *, read_only: bool) -> PlanServer:
+    """One MCP server; ``read_only`` lists (and dispatches) only the read tools.
+
+    ``subscriptions=False``: a stateless JSON-response endpoint cannot hold a
+    ``subscriptions/listen`` stream open, and nothing here changes on its own
+    accord (an agent re-reads before each write).
+    """
+    server = PlanServer(
+        documents=sources.read,
+        name=SERVER_NAME,
+        version=VERSION,
+        instructions=instructions(sources.store.servers, read_only=read_only),
+        tools=catalogue_tools(services, read_only=read_only),
+        subscriptions=False,
+    )
+    server.add_resource(guide_resource())
+    add_prompts(server)
+    return server

@@ -1,0 +1,223 @@
+"""Network faults on a PATCH (spec §7): retried with the same seq, so nothing applies twice.
+
+The transports below forward to the real stand-in through a real
+``httpx.HTTPTransport`` and only then misbehave, so the backend really did
+apply (or really did not receive) the first attempt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.backend import Backend
+from tests.documents.conftest import Human
+from werkbaum_core import SourceUnavailable, checksum
+from werkbaum_core.stores.documents import DocumentStore
+
+PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)"
+SECRET_LINE = "  - [ ] #c: Confidential line (S)"
+
+
+class Faulty(httpx.BaseTransport):
+    """Forwards requests; the first ``drops`` PATCHes lose their response (or never leave)."""
+
+    def __init__(
+        self,
+        *,
+        drops: int = 1,
+        before_sending: bool = False,
+        error: type[httpx.TransportError] = httpx.ReadError,
+    ) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.drops = drops
+        self.before_sending = before_sending
+        self.error = error
+        self.patches: list[dict[str, Any]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "PATCH":
+            return self.inner.handle_request(request)
+        self.patches.append(json.loads(request.content))
+        if self.drops and self.before_sending:
+            self.drops -= 1
+            raise httpx.ConnectError("connection refused", request=request)
+        response = self.inner.handle_request(request)
+        if self.drops:
+            self.drops -= 1
+            response.read()  # the backend has answered (and applied) ...
+            response.close()
+            raise self.error("connection lost", request=request)  # ... unseen by us
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def write_line(store: DocumentStore, doc_id: str) -> Any:
+    snapshot = store.read(doc_id)
+    op = {"op": "insert", "index": 3, "lines": [SECRET_LINE]}
+    return store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE, author="Agent")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError],
+    ids=lambda e: e.__name__,
+)
+def test_dropped_response_is_retried_with_the_same_seq_and_applied_once(
+    backend: Backend,
+    human: Human,
+    caplog: pytest.LogCaptureFixture,
+    error: type[httpx.TransportError],
+) -> None:
+    doc_id = human.create(PLAN)
+    faulty = Faulty(drops=1, error=error)
+    caplog.set_level(logging.DEBUG)
+    with DocumentStore([backend.base_url], transport=faulty) as store:
+        stored = write_line(store, doc_id)
+        assert [p["seq"] for p in faulty.patches] == [1, 1]
+        assert faulty.patches[0] == faulty.patches[1]
+        doc = human.get(doc_id)
+        assert doc["content"].count(SECRET_LINE) == 1
+        assert doc["version"] == 2
+        assert stored.text == doc["content"] and stored.base.version == 2
+        agent_entries = [e for e in human.history(doc_id) if e["clientId"] == store.client_id]
+        assert len(agent_entries) == 1
+        # the next write is a new attempt after a definite answer: a new seq
+        snapshot = store.read(doc_id)
+        store.write(doc_id, snapshot.base, [{"op": "delete", "index": 3, "count": 1}], PLAN)
+        assert faulty.patches[-1]["seq"] == 2
+        assert human.get(doc_id)["content"] == PLAN
+    assert error.__name__ in caplog.text  # the retry is logged ...
+    assert "Confidential" not in caplog.text  # ... but never the request body
+
+
+def test_connection_refused_before_sending_is_retried(backend: Backend, human: Human) -> None:
+    doc_id = human.create(PLAN)
+    faulty = Faulty(drops=2, before_sending=True)
+    with DocumentStore([backend.base_url], transport=faulty) as store:
+        write_line(store, doc_id)
+    assert [p["seq"] for p in faulty.patches] == [1, 1, 1]
+    assert human.get(doc_id)["content"].count(SECRET_LINE) == 1
+
+
+def test_retries_are_bounded(backend: Backend, human: Human) -> None:
+    doc_id = human.create(PLAN)
+    faulty = Faulty(drops=10)
+    with (
+        DocumentStore([backend.base_url], transport=faulty) as store,
+        pytest.raises(SourceUnavailable, match="cannot be reached"),
+    ):
+        write_line(store, doc_id)
+    assert len(faulty.patches) == 3
+    assert {p["seq"] for p in faulty.patches} == {1}
+    assert human.get(doc_id)["content"].count(SECRET_LINE) == 1  # applied once, replayed twice
+
+
+def test_a_new_seq_would_have_applied_twice(backend: Backend, human: Human) -> None:
+    """Counter-check: under a new seq a retried insert lands twice (documents-api §5.5)."""
+    doc_id = human.create(PLAN)
+    for seq in (1, 2):
+        response = httpx.patch(
+            f"{backend.base_url}/api/v1/documents/{doc_id}/content",
+            json={
+                "baseVersion": 1,
+                "checksum": checksum(PLAN),
+                "clientId": "mcp-counter-check",
+                "seq": seq,
+                "ops": [{"op": "insert", "index": 3, "lines": [SECRET_LINE]}],
+            },
+        )
+        assert response.status_code == 200
+    assert human.get(doc_id)["content"].count(SECRET_LINE) == 2
+
+
+def test_hung_backend_times_out_and_is_unavailable() -> None:
+    """A backend that accepts connections but never answers: bounded read timeouts."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # the kernel completes the handshakes; nobody ever answers
+        server = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        with DocumentStore([server], timeout=0.2) as store:
+            started = time.monotonic()
+            with pytest.raises(SourceUnavailable, match="ReadTimeout"):
+                store.read(str(uuid.uuid4()))
+            assert time.monotonic() - started < 3
+
+
+class _Redirector(BaseHTTPRequestHandler):
+    target = ""
+
+    def do_GET(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", self.target)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_redirects_are_never_followed(backend: Backend, human: Human) -> None:
+    doc_id = human.create(PLAN)
+    _Redirector.target = f"{backend.base_url}/api/v1/documents/{doc_id}"
+    server = HTTPServer(("127.0.0.1", 0), _Redirector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        redirecting = f"http://127.0.0.1:{server.server_port}"
+        with DocumentStore([redirecting]) as store, pytest.raises(SourceUnavailable) as info:
+            store.read(doc_id)
+        assert info.value.details["status"] == 302
+        assert info.value.details["location"] == _Redirector.target
+        assert "not followed" in info.value.message
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class ProxyAnswers(httpx.BaseTransport):
+    """A reverse proxy in front of the backend that answers PATCHes itself (e.g. 503, 410)."""
+
+    def __init__(self, status: int) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.status = status
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method != "PATCH":
+            return self.inner.handle_request(request)
+        problem = {"title": "Service Unavailable", "detail": "backend restarting"}
+        return httpx.Response(self.status, json=problem, request=request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("status", [410, 500, 502, 503])
+def test_error_statuses_are_unavailable_with_title_and_detail(
+    backend: Backend, human: Human, status: int
+) -> None:
+    doc_id = human.create(PLAN)
+    with (
+        DocumentStore([backend.base_url], transport=ProxyAnswers(status)) as store,
+        pytest.raises(SourceUnavailable) as info,
+    ):
+        write_line(store, doc_id)
+    error = info.value.to_json()["error"]
+    assert error["code"] == "source_unavailable"
+    assert (error["status"], error["title"], error["detail"]) == (
+        status,
+        "Service Unavailable",
+        "backend restarting",
+    )
+    assert human.get(doc_id)["version"] == 1

@@ -1,0 +1,290 @@
+"""``werkbaum-mcp-http`` as a real process: start-up checks, statelessness across
+processes and restarts, several workers, and logs without tokens."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+from tests.backend import Backend
+from tests.conftest import REPO
+from tests.http.conftest import (
+    CLIENT_NAME,
+    FULL_TOKEN,
+    MODES,
+    PLAN,
+    READ_TOKEN,
+    SERVER_SCRIPT,
+    auth,
+    connect,
+    create_document,
+    free_port,
+    history_names,
+    server_env,
+    server_process,
+)
+from tests.stdio.conftest import structured
+from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN
+
+INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SERVER_SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        env=env if env is not None else server_env(),
+        timeout=60,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+def test_refuses_to_start_without_a_token(backend: Backend) -> None:
+    env = server_env()
+    del env[ENV_TOKEN]
+    line = one_line_error(run_cli("--server", backend.base_url, env=env))
+    assert ENV_TOKEN in line and line.startswith("werkbaum-mcp-http: ")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        (ENV_TOKEN, "too-short-token", "at least 32 characters"),
+        (ENV_TOKEN, " " * 40, "printable ASCII"),
+        (ENV_READ_TOKEN, "short", "at least 32 characters"),
+        (ENV_READ_TOKEN, FULL_TOKEN, "must differ"),
+    ],
+)
+def test_refuses_weak_tokens_without_echoing_them(
+    backend: Backend, variable: str, value: str, expected: str
+) -> None:
+    done = run_cli("--server", backend.base_url, env=server_env(**{variable: value}))
+    line = one_line_error(done)
+    assert variable in line and expected in line
+    if value.strip():
+        assert value not in done.stderr.replace(variable, "")
+
+
+def test_needs_a_backend() -> None:
+    line = one_line_error(run_cli())
+    assert "--server" in line
+
+
+def test_unreachable_backend_fails_at_start_up() -> None:
+    done = run_cli("--server", f"http://127.0.0.1:{free_port()}")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    # the store's retry notes may precede it; the verdict is the last line
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("werkbaum-mcp-http: ") and "cannot be reached" in line
+
+
+@pytest.mark.parametrize(
+    ("flag", "expected"),
+    [
+        ("--root", "no files"),
+        ("--root=.", "no files"),
+        ("--mirror", "no git mirror"),
+        ("--name", "client's own name"),
+    ],
+)
+def test_stdio_only_options_get_a_clear_refusal(backend: Backend, flag: str, expected: str) -> None:
+    done = run_cli("--server", backend.base_url, flag, "x")
+    line = one_line_error(done)
+    assert done.returncode == 2
+    assert flag.split("=")[0] in line and expected in line
+
+
+def test_unknown_option_is_a_usage_error(backend: Backend) -> None:
+    done = run_cli("--server", backend.base_url, "--frobnicate")
+    assert done.returncode == 2
+    assert "--frobnicate" in done.stderr
+
+
+def test_help() -> None:
+    done = run_cli("--help")
+    assert done.returncode == 0
+    for flag in ("--server", "--allowed-host", "--workers", "--read-only", "WERKBAUM_MCP_TOKEN"):
+        assert flag in done.stdout
+
+
+class Alternating(httpx2.AsyncBaseTransport):
+    """Sends each request to the next port in turn: one client session, several servers."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self._ports = ports
+        self._inner = httpx2.AsyncHTTPTransport()
+        self.count = 0
+        self.seen: set[int] = set()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        port = self._ports[self.count % len(self._ports)]
+        self.count += 1
+        self.seen.add(port)
+        request.url = request.url.copy_with(port=port)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _read_write_read(client: Client, document: str) -> None:
+    first = structured(await client.call_tool("werkbaum_read", {"source": document}))
+    written = structured(
+        await client.call_tool(
+            "werkbaum_set_size",
+            {"source": document, "base": first["base"], "id": "a", "size": "L"},
+        )
+    )
+    after = structured(await client.call_tool("werkbaum_read", {"source": document}))
+    assert after["base"] == written["base"]
+    assert "#a: A (L)" in after["text"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_one_session_across_two_server_processes(
+    mode: str, backend: Backend, tmp_path: Path
+) -> None:
+    document = create_document(backend)
+    args = ["--server", backend.base_url]
+    with (
+        server_process(args, tmp_path / "a.log") as a,
+        server_process(args, tmp_path / "b.log") as b,
+    ):
+        transport = Alternating([a.port, b.port])
+        info = Implementation(name=CLIENT_NAME, version="1")
+        async with httpx2.AsyncClient(headers=auth(), transport=transport, timeout=60) as http:
+            mcp = streamable_http_client(f"{a.base_url}/mcp", http_client=http)
+            async with Client(mcp, mode=mode, client_info=info) as client:
+                assert len((await client.list_tools()).tools) == 9
+                await _read_write_read(client, document)
+        assert transport.seen == {a.port, b.port}
+        assert transport.count >= 5
+    for log in ("a.log", "b.log"):
+        assert '"POST /mcp" 200' in (tmp_path / log).read_text(encoding="utf-8"), log
+    assert history_names(document)[-1] == ("Agent" if mode == "legacy" else CLIENT_NAME)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_restart_loses_nothing(mode: str, backend: Backend, tmp_path: Path) -> None:
+    document = create_document(backend)
+    port = free_port()
+    args = ["--server", backend.base_url]
+    first = server_process(args, tmp_path / "first.log", port=port)
+    first.__enter__()
+    try:
+        async with connect(f"http://127.0.0.1:{port}", FULL_TOKEN, mode) as client:
+            snapshot = structured(await client.call_tool("werkbaum_read", {"source": document}))
+            first.__exit__(None, None, None)
+            with server_process(args, tmp_path / "second.log", port=port):
+                # same client, same (legacy: handshaken) connection state, new process
+                written = structured(
+                    await client.call_tool(
+                        "werkbaum_set_status",
+                        {"source": document, "base": snapshot["base"], "id": "b", "status": "/"},
+                    )
+                )
+                assert written["base"]["version"] == 2
+    finally:
+        first.__exit__(None, None, None)
+
+
+@pytest.mark.anyio
+async def test_several_workers_and_logs_without_tokens(backend: Backend, tmp_path: Path) -> None:
+    document = create_document(backend)
+    log = tmp_path / "workers.log"
+    with server_process(["--server", backend.base_url, "--workers", "2"], log) as served:
+        for mode in MODES:
+            async with connect(served.base_url, FULL_TOKEN, mode) as client:
+                await _read_write_read(client, document)
+            async with connect(served.base_url, READ_TOKEN, mode) as client:
+                assert len((await client.list_tools()).tools) == 2
+        # attempts that must leave no token in any log line
+        httpx.post(f"{served.base_url}/mcp", params={"token": FULL_TOKEN}, json={})
+        httpx.post(f"{served.base_url}/mcp?access_token={READ_TOKEN}", json={})
+        httpx.post(f"{served.base_url}/mcp", headers=auth(FULL_TOKEN + "x"), json={})
+        httpx.post(f"{served.base_url}/mcp", headers=auth(READ_TOKEN[:-1]), json={})
+    text = log.read_text(encoding="utf-8")
+    assert text.count("Started server process") == 2, text
+    assert '"POST /mcp" 401' in text
+    assert FULL_TOKEN not in text and READ_TOKEN not in text
+    assert PLAN not in text  # audit lines carry no plan text either
+    audit = [json.loads(line) for line in text.splitlines() if line.startswith('{"time"')]
+    assert len(audit) == 2 and all(a["outcome"] == "ok" for a in audit)
+
+
+def _inspector(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MCP_INSPECTOR_SECRET_STORE": "memory"}
+    return subprocess.run(
+        [str(INSPECTOR), "--cli", *args, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed")
+def test_inspector_cli_lists_tools_and_reads_a_document(backend: Backend, tmp_path: Path) -> None:
+    document = create_document(backend)
+    with server_process(["--server", backend.base_url], tmp_path / "s.log") as served:
+        url = f"{served.base_url}/mcp"
+        header = f"Authorization: Bearer {READ_TOKEN}"
+        listed = _inspector(
+            url, "--transport", "http", "--header", header, "--method", "tools/list"
+        )
+        assert listed.returncode == 0, listed.stderr
+        names = {t["name"] for t in json.loads(listed.stdout)["result"]["tools"]}
+        assert names == {"werkbaum_read", "werkbaum_inspect"}
+        read = _inspector(
+            url,
+            "--transport",
+            "http",
+            "--header",
+            header,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "werkbaum_read",
+            "--tool-arg",
+            f"source={document}",
+        )
+        assert read.returncode == 0, read.stderr
+        result: dict[str, Any] = json.loads(read.stdout)["result"]
+        assert result["structuredContent"]["text"] == PLAN
+        refused = _inspector(url, "--transport", "http", "--method", "tools/list")
+        assert refused.returncode == 3, (refused.returncode, refused.stderr)  # auth required
+
+
+def test_python_dash_m_entry_point(backend: Backend) -> None:
+    env = server_env()
+    del env[ENV_TOKEN]
+    done = subprocess.run(
+        [sys.executable, "-m", "werkbaum_http", "--server", backend.base_url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert ENV_TOKEN in one_line_error(done)

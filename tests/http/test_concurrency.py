@@ -1,0 +1,71 @@
+"""The concurrency choice: with the node executor a long analysis does not stall the worker.
+
+dukpy holds the GIL for a whole JS evaluation, so in one uvicorn worker every
+other request waits for it; the HTTP server therefore defaults to the node
+executor (see ``werkbaum_http.engine``). This test holds a large analysis in
+flight and checks that the same worker keeps answering meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import httpx
+import pytest
+
+from tests.backend import Backend
+from tests.http.conftest import FULL_TOKEN, connect, make_app, serving
+from werkbaum_core.engine import LazyEngine
+from werkbaum_core.engine.node_executor import node_binary
+from werkbaum_http.engine import choose_engine
+
+pytestmark = pytest.mark.anyio
+
+
+def big_plan(nodes: int) -> str:
+    lines = ["[ ] #root: Root"]
+    for i in range(nodes):
+        lines.append(f"  - [ ] #n{i}: Node {i} @anna (S)")
+        lines.append(f"    - [ ] #n{i}.a: Child {i} @bert (XS)")
+        lines.append(f"    - [x] #n{i}.b: Child b {i} -> #n{max(i - 1, 0)} (M)")
+    return "\n".join(lines) + "\n"
+
+
+def test_http_prefers_node_when_installed() -> None:
+    assert choose_engine(None, {}) == ("node" if node_binary() else "dukpy")
+    assert choose_engine(None, {"WERKBAUM_ENGINE": "dukpy"}) == "dukpy"
+    assert choose_engine("dukpy", {"WERKBAUM_ENGINE": "node"}) == "dukpy"
+
+
+@pytest.mark.skipif(node_binary() is None, reason="node not installed")
+async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> None:
+    engine = LazyEngine("node", "")
+    plan = big_plan(2000)
+    try:
+        with serving(make_app(backend, engine)) as url:
+            async with connect(url, FULL_TOKEN, "auto") as client:
+                await client.call_tool("werkbaum_inspect", {"text": "- [ ] warm-up"})
+                latencies: list[float] = []
+                finished: list[float] = []
+
+                async def analyse() -> None:
+                    result = await client.call_tool("werkbaum_inspect", {"text": plan})
+                    assert not result.is_error
+                    finished.append(time.monotonic())
+
+                async with httpx.AsyncClient() as raw, anyio.create_task_group() as tasks:
+                    started = time.monotonic()
+                    tasks.start_soon(analyse)
+                    while not finished:
+                        sent = time.monotonic()
+                        assert (await raw.get(f"{url}/healthz")).status_code == 200
+                        if not finished:
+                            latencies.append(time.monotonic() - sent)
+                        await anyio.sleep(0.02)
+        took = finished[0] - started
+        assert took > 0.3, f"the analysis must be long enough to matter ({took:.2f}s)"
+        assert len(latencies) >= 5, latencies
+        assert max(latencies) < took / 2, (max(latencies), took)
+    finally:
+        engine.close()
