@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.backend import Backend, BackendConfig, running_backend
+from tests.backend.human import Human
 from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.engine.node_executor import node_binary
 
@@ -54,3 +56,18 @@ def conformance_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
         pytest.skip(f"{request.param} executor not available")
     with Engine.create(request.param, frontend="", extra_entries=[CONFORMANCE_JS]) as eng:
         yield eng
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[Backend]:
+    """The documents backend stand-in on a loopback port, with upstream's test settings."""
+    with running_backend(BackendConfig.test_profile()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def human(backend: Backend) -> Iterator[Human]:
+    """A co-editor who changes documents directly on the backend (clientId ``c-human``)."""
+    person = Human(backend)
+    yield person
+    person.http.close()

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.backend import Backend
-from tests.documents.conftest import Human
+from tests.backend.human import Human
 from werkbaum_core import SourceUnavailable, checksum
 from werkbaum_core.stores.documents import DocumentStore
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.backend import Backend
-from tests.documents.conftest import Human
+from tests.backend.human import Human
 from werkbaum_core import Blocked, Conflict, Engine, checksum
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_core.stores.documents import DocumentStore

@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from tests.backend import AdjustableClock, Backend, BackendConfig, running_backend
-from tests.documents.conftest import Human, Recording
+from tests.backend.human import Human
+from tests.documents.conftest import Recording
 from werkbaum_core import Conflict, ForbiddenSource, InvalidArgument, SourceUnavailable, checksum
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_core.stores.protocol import Base, Snapshot

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.backend import AdjustableClock, Backend, BackendConfig, running_backend
-from tests.documents.conftest import Human
+from tests.backend import AdjustableClock, Backend
 from werkbaum_core import Engine
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.pipeline import WriteRequest, WriteResult, write
@@ -120,19 +119,6 @@ def unused_port() -> int:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "repo")
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[Backend]:
-    with running_backend(BackendConfig.test_profile()) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def human(backend: Backend) -> Iterator[Human]:
-    person = Human(backend)
-    yield person
-    person.http.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tests.backend import Backend
-from tests.documents.conftest import Human
+from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git, message, trailers
 
 WERKBAUM = Path(sys.executable).with_name("werkbaum")

@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.types import Implementation
 
 from tests.backend import Backend
-from tests.documents.conftest import Human
+from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git, trailers
 from tests.stdio.conftest import structured
 from werkbaum_core import WerkbaumError

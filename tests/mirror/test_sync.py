@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.backend import Backend
-from tests.documents.conftest import Human
+from tests.backend.human import Human
 from tests.mirror.conftest import (
     AGENT,
     OPERATOR,

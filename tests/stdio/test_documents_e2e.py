@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -13,27 +13,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
-from tests.backend import Backend, BackendConfig, running_backend
-from tests.documents.conftest import Human
+from tests.backend import Backend
+from tests.backend.human import Human
 from tests.stdio.conftest import MODES, structured
 
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
 PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (S)\n  - [ ] #c: C (S)\n"
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[Backend]:
-    with running_backend(BackendConfig.test_profile()) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def human(backend: Backend) -> Iterator[Human]:
-    person = Human(backend)
-    yield person
-    person.http.close()
 
 
 @pytest.fixture(scope="module")
