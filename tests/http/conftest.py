@@ -2,7 +2,9 @@
 
 Every test talks to the server over TCP (uvicorn in a thread, or the
 ``werkbaum-mcp-http`` console script in a subprocess), with the official
-``mcp`` client in both protocol eras or with raw HTTP.
+``mcp`` client in both protocol eras or with raw HTTP. The backend stand-in is
+the shared ``backend`` fixture of ``tests/conftest.py``; every test creates its
+own document on it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from starlette.types import ASGIApp
 
-from tests.backend import Backend, running_backend
+from tests.backend import Backend
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.app import create_app
@@ -62,12 +64,6 @@ def http_engine() -> Iterator[LazyEngine]:
     engine = LazyEngine(choose_engine(None, {}), "")
     yield engine
     engine.close()
-
-
-@pytest.fixture
-def backend() -> Iterator[Backend]:
-    with running_backend() as started:
-        yield started
 
 
 def create_document(backend: Backend, text: str = PLAN, title: str = "Plan") -> str:

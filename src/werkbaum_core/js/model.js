@@ -373,19 +373,22 @@ function neededFor(ix, groups, assignment) {
 // or in the closure of an active group's chosen member. prepareSearch()
 // reduces that to a small problem:
 //
-// * A closure node is *static* if it lies in no other closure, its path
-//   children outside base lie in the same closure, and its path parent lies
-//   in the same closure too or is never needed. Such a node is needed exactly
-//   when its closure is active, and its margin is then a constant, so each
-//   closure carries the constant sum of its static margins.
+// * Closure nodes fall into *classes* by the set of closures containing
+//   them: a class is needed exactly when one of its closures is active. Most
+//   classes are one member's private nodes, or one shared module's subtree.
+// * A closure node is *static* if its path children outside base are in its
+//   own class, and its path parent is in its own class too or never needed.
+//   Its margin is then a constant whenever its class is needed, so each class
+//   carries the constant sum of its static margins.
 // * Every other node of base ∪ closures whose margin can change is *dynamic*
-//   (shared closure nodes, closure roots hanging under other nodes, base
-//   nodes with such children). They get compact ids, and the search keeps
-//   their margins by reference counting: a group change costs O(its dynamic
-//   nodes), not O(its closure).
+//   (nodes with children of another class, class roots hanging under nodes of
+//   another class or base, base nodes with such children). They get compact
+//   ids and their margins are kept by reference counting.
 //
-// Results equal plain needed()+costOf() enumeration; _cheapPlanBy exists to
-// test exactly that. `collapse: false` makes every closure node dynamic.
+// A group change then costs O(classes and dynamic nodes it touches), not
+// O(closure size). Results equal plain needed()+costOf() enumeration;
+// _cheapPlanBy exists to test exactly that. `collapse: false` makes every
+// closure node dynamic (no static parts), as a cross-check.
 function prepareSearch(ix, groups, collapse) {
   const { N, own, pkStart, pkList, pathParent } = ix;
   const { localChoice, coupled } = groups;
@@ -403,26 +406,25 @@ function prepareSearch(ix, groups, collapse) {
   const groupStart = new Int32Array(G + 1);
   const closures = [];
   const opens = [];
-  const occurs = new Int32Array(N); // how many closures contain the node
-  const home = new Int32Array(N).fill(-1); // the one closure containing it
   const scratch = new Uint8Array(N);
   for (let g = 0; g < G; g++) {
     groupStart[g] = closures.length;
     for (const m of coupled[g].pool) {
-      const c = closures.length;
       const opened = [];
       const list = reach(ix, [m], open, scratch, isBase, opened);
-      for (const i of list) { scratch[i] = 0; occurs[i]++; home[i] = c; }
+      for (const i of list) scratch[i] = 0;
       closures.push(list);
       opens.push(groupsOf(opened));
     }
   }
   groupStart[G] = closures.length;
 
-  // k is tied to its path parent p when both lie in exactly one and the same
-  // closure: then k is needed exactly when p is.
-  const tied = (k, p) => collapse && occurs[k] === 1 && occurs[p] === 1 && home[k] === home[p];
-  const live = (i) => isBase[i] === 1 || occurs[i] > 0; // may be needed at all
+  const { classOf, classClosures } = closureClasses(N, closures);
+  const inU = (i) => classOf[i] >= 0;
+  const live = (i) => isBase[i] === 1 || classOf[i] >= 0; // may be needed at all
+  // k is tied to its path parent p when both are in one class: then k is
+  // needed exactly when p is.
+  const tied = (k, p) => collapse && classOf[k] >= 0 && classOf[k] === classOf[p];
 
   // kidSum: own costs of the path children present whenever the node is;
   // loose: how many path children may come and go independently.
@@ -433,55 +435,84 @@ function prepareSearch(ix, groups, collapse) {
     for (let p = pkStart[i]; p < pkStart[i + 1]; p++) {
       const k = pkList[p];
       if (isBase[k] || tied(k, i)) kidSum[i] += own[k];
-      else if (occurs[k] > 0) loose[i]++;
+      else if (inU(k)) loose[i]++;
     }
   }
   const margin0 = (i) => (own[i] > kidSum[i] ? own[i] - kidSum[i] : 0);
   const isStatic = (i) => {
-    if (!collapse || occurs[i] !== 1 || loose[i] > 0) return false;
+    if (!collapse || !inU(i) || loose[i] > 0) return false;
     const p = pathParent[i];
     return p < 0 || !live(p) || tied(i, p);
   };
 
-  // Compact ids for the dynamic nodes, in pre-order.
+  // Static margins per class; compact ids for the dynamic nodes, in pre-order.
+  const K = classClosures.length;
+  const classConst = new Int32Array(K);
   const dynId = new Int32Array(N).fill(-1);
   const dynNodes = [];
   let fixedCost = 0;
   for (let i = 0; i < N; i++) {
-    if (isBase[i] ? loose[i] > 0 : occurs[i] > 0 && !isStatic(i)) { dynId[i] = dynNodes.length; dynNodes.push(i); }
+    if (isBase[i] ? loose[i] > 0 : inU(i) && !isStatic(i)) { dynId[i] = dynNodes.length; dynNodes.push(i); }
     else if (isBase[i]) fixedCost += margin0(i);
+    else if (inU(i)) classConst[classOf[i]] += margin0(i);
   }
   const D = dynNodes.length;
   const dOwn = new Int32Array(D);
   const dKidSum = new Int32Array(D);
   const dParent = new Int32Array(D).fill(-1); // whose margin this node's presence changes
   const dBase = new Uint8Array(D);
+  const classDyn = Array.from({ length: K }, () => []);
   for (let d = 0; d < D; d++) {
     const i = dynNodes[d];
     dOwn[d] = own[i];
     dKidSum[d] = kidSum[i];
     dBase[d] = isBase[i];
+    if (!isBase[i]) classDyn[classOf[i]].push(d);
     const p = pathParent[i];
     if (!isBase[i] && p >= 0 && live(p) && !tied(i, p)) dParent[d] = dynId[p];
   }
 
-  // Per closure: the static margin sum, the dynamic nodes, the groups opened.
-  const staticCost = new Int32Array(closures.length);
-  const dyn = [];
-  for (let c = 0; c < closures.length; c++) {
-    const list = [];
-    for (const i of closures[c]) {
-      if (dynId[i] >= 0) list.push(dynId[i]); else staticCost[c] += margin0(i);
-    }
-    dyn.push(list);
-  }
+  // Per closure: the classes it holds.
+  const closureClassLists = closures.map(() => []);
+  for (let k = 0; k < K; k++) for (const c of classClosures[k]) closureClassLists[c].push(k);
 
   return {
     G, groupStart, poolSize: Int32Array.from(coupled, (g) => g.pool.length),
     baseOpened: groupsOf(baseOpened.sort((a, b) => a - b)),
-    ...csr('open', opens), staticCost, ...csr('dyn', dyn),
+    ...csr('open', opens), ...csr('cls', closureClassLists),
+    K, classConst, ...csr('classDyn', classDyn),
     D, dOwn, dKidSum, dParent, dBase, fixedCost,
   };
+}
+
+// Numbers the distinct sets of closures that contain a node (classes), in
+// order of first appearance by node index. Returns classOf per node (-1 when
+// in no closure) and each class's closures.
+function closureClasses(N, closures) {
+  const occurs = new Int32Array(N);
+  for (const list of closures) for (const i of list) occurs[i]++;
+  const start = new Int32Array(N + 1);
+  for (let i = 0; i < N; i++) start[i + 1] = start[i] + occurs[i];
+  const fill = start.slice(0, N);
+  const member = new Int32Array(start[N]); // closures per node, ascending
+  for (let c = 0; c < closures.length; c++) for (const i of closures[c]) member[fill[i]++] = c;
+
+  const classOf = new Int32Array(N).fill(-1);
+  const classClosures = [];
+  const byKey = new Map();
+  for (let i = 0; i < N; i++) {
+    if (!occurs[i]) continue;
+    const sig = member.subarray(start[i], start[i + 1]);
+    const key = sig.join(',');
+    let k = byKey.get(key);
+    if (k === undefined) {
+      k = classClosures.length;
+      byKey.set(key, k);
+      classClosures.push(Array.from(sig));
+    }
+    classOf[i] = k;
+  }
+  return { classOf, classClosures };
 }
 
 // A list of lists as CSR arrays {<name>Start, <name>List}.
@@ -497,8 +528,8 @@ function csr(name, lists) {
 
 // Which closure each group contributes (-1: inactive) under an assignment:
 // groups opened in base are active, and so are groups opened in the chosen
-// closure of an active group. Computed afresh per assignment, so cyclic
-// activation (groups opening each other) needs no special case.
+// closure of an active group. Computed afresh, so cyclic activation (groups
+// opening each other) needs no special case.
 function activeClosures(s, assignment, want, queue) {
   const { G, groupStart, baseOpened, openStart, openList } = s;
   for (let g = 0; g < G; g++) want[g] = -1;
@@ -540,13 +571,14 @@ function odometer(s, evaluate) {
   }
 }
 
-// Full evaluation per assignment: the needed dynamic nodes and their margins
-// from scratch. Simple on purpose; it cross-checks the incremental search.
+// Full evaluation per assignment: the needed classes, dynamic nodes and
+// margins from scratch. Simple on purpose; it cross-checks the incremental
+// search.
 function searchFull(s) {
-  const { G, D, staticCost, dynStart, dynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const { G, K, D, clsStart, clsList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
   const want = new Int32Array(G);
   const queue = new Int32Array(G);
-  const mark = new Int32Array(D);
+  const seen = new Int32Array(K);
   const present = new Int32Array(D);
   const parts = new Int32Array(D);
   let stamp = 0;
@@ -555,14 +587,16 @@ function searchFull(s) {
     stamp++;
     let cost = fixedCost;
     let n = 0;
-    for (let d = 0; d < D; d++) if (dBase[d]) { mark[d] = stamp; present[n++] = d; }
+    for (let d = 0; d < D; d++) if (dBase[d]) present[n++] = d;
     for (let g = 0; g < G; g++) {
       const c = want[g];
       if (c < 0) continue;
-      cost += staticCost[c];
-      for (let t = dynStart[c]; t < dynStart[c + 1]; t++) {
-        const d = dynList[t];
-        if (mark[d] !== stamp) { mark[d] = stamp; present[n++] = d; }
+      for (let t = clsStart[c]; t < clsStart[c + 1]; t++) {
+        const k = clsList[t];
+        if (seen[k] === stamp) continue;
+        seen[k] = stamp;
+        cost += classConst[k];
+        for (let u = classDynStart[k]; u < classDynStart[k + 1]; u++) present[n++] = classDynList[u];
       }
     }
     for (let t = 0; t < n; t++) parts[present[t]] = dKidSum[present[t]];
@@ -578,35 +612,39 @@ function searchFull(s) {
   });
 }
 
-// Incremental evaluation: per dynamic node, how many active closures hold it
-// (base nodes hold one reference for good), the own costs of its present
-// loose children, and the running total of margins. Between assignments only
-// the closures that changed are taken out and put in.
+// Incremental evaluation: per class, how many active closures hold it; per
+// dynamic node, whether it is needed and the own costs of its needed loose
+// children; and the running total. Between assignments only the closures
+// that changed are taken out and put in.
 function searchIncremental(s) {
-  const { G, D, groupStart, poolSize, openStart, staticCost, dynStart, dynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
-  const count = Int32Array.from(dBase);
+  const { G, K, D, groupStart, poolSize, openStart, clsStart, clsList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const holders = new Int32Array(K);
+  const on = Uint8Array.from(dBase);
   const parts = Int32Array.from(dKidSum);
   const applied = new Int32Array(G).fill(-1);
   const want = new Int32Array(G);
   const queue = new Int32Array(G);
   let cost = fixedCost;
-  for (let d = 0; d < D; d++) if (dBase[d] && dOwn[d] > parts[d]) cost += dOwn[d] - parts[d];
+  for (let d = 0; d < D; d++) if (on[d] && dOwn[d] > parts[d]) cost += dOwn[d] - parts[d];
 
   // Add (delta 1) or remove (delta -1) closure c. After every single node
-  // the running cost equals the margin sum over the present nodes.
+  // the running cost equals the margin sum over the needed nodes.
   const shift = (c, delta) => {
-    cost += delta * staticCost[c];
-    for (let t = dynStart[c]; t < dynStart[c + 1]; t++) {
-      const d = dynList[t];
-      count[d] += delta;
-      if (count[d] !== (delta > 0 ? 1 : 0)) continue; // presence unchanged
-      const m = dOwn[d] > parts[d] ? dOwn[d] - parts[d] : 0;
-      cost += delta * m;
-      const p = dParent[d];
-      if (p < 0) continue;
-      if (count[p] > 0) cost -= dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
-      parts[p] += delta * dOwn[d];
-      if (count[p] > 0) cost += dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
+    for (let t = clsStart[c]; t < clsStart[c + 1]; t++) {
+      const k = clsList[t];
+      holders[k] += delta;
+      if (holders[k] !== (delta > 0 ? 1 : 0)) continue; // still needed, or still not
+      cost += delta * classConst[k];
+      for (let u = classDynStart[k]; u < classDynStart[k + 1]; u++) {
+        const d = classDynList[u];
+        on[d] = delta > 0 ? 1 : 0;
+        cost += delta * (dOwn[d] > parts[d] ? dOwn[d] - parts[d] : 0);
+        const p = dParent[d];
+        if (p < 0) continue;
+        if (on[p]) cost -= dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
+        parts[p] += delta * dOwn[d];
+        if (on[p]) cost += dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
+      }
     }
   };
   // Activation can only change when a group that opens others changed;
@@ -629,13 +667,15 @@ function searchIncremental(s) {
   });
 }
 
-// The search input as one string: the search reads nothing else, so equal
-// keys give equal answers. Node indices do not occur in it (dynamic nodes
-// are numbered compactly), so edits elsewhere in the text keep the key.
+// The search input as one string: every field of the prepared problem (the
+// searches read nothing else), so equal keys give equal answers. Node indices
+// do not occur in it (classes and dynamic nodes are numbered compactly), so
+// edits elsewhere in the text keep the key.
 function searchKey(s) {
-  const parts = [s.G, s.D, s.fixedCost];
-  for (const name of ['poolSize', 'baseOpened', 'openStart', 'openList', 'staticCost', 'dynStart', 'dynList', 'dOwn', 'dKidSum', 'dParent', 'dBase']) {
-    parts.push(s[name].join(','));
+  const parts = [];
+  for (const name of Object.keys(s)) {
+    const v = s[name];
+    parts.push(name + '=' + (typeof v === 'number' ? v : v.join(',')));
   }
   return parts.join(';');
 }
