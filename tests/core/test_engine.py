@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -122,8 +123,9 @@ def test_node_executor_kills_a_call_that_exceeds_its_time_limit(tmp_path: Path) 
     executor = NodeExecutor(directory, (*ENTRIES, "slow.js"), owns_directory=True, timeout=1.0)
     try:
         with pytest.raises(EngineError, match="no answer within 1 s"):
-            executor.call("spin", {})
-        assert executor.call("analyze", {"text": "- A"})["tree"][0]["label"] == "A"
+            executor.call_text("spin", {})
+        answer = json.loads(executor.call_text("analyze", {"text": "- A"}))
+        assert answer["tree"][0]["label"] == "A"
     finally:
         executor.close()
 
@@ -144,3 +146,14 @@ def test_js_directory_ships_every_contract_module() -> None:
     shipped = {p.name for p in bundled_dir().iterdir()}
     assert set(REQUIRED_EXPORTS) | {"facade.js", "exports.js", "package.json"} <= shipped
     assert shutil.which("node") is None or node_binary() is not None
+
+
+def test_cached_analyses_are_fresh_copies_per_call(engine: Engine) -> None:
+    text = "[ ] #p: P\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)\n"
+    first = engine.analyze_json(text)
+    first["tree"][0]["label"] = "changed by a caller"
+    second = engine.analyze_json(text)
+    assert second["tree"][0]["label"] == "P"
+    assert engine.analyze_json(text, include=["path"]).keys() == {"path"}
+    assert engine.analyze_json(text, id="a")["tree"][0]["label"] == "A"
+    assert engine.analyze_json(text.replace("(M)", "(L)"))["tree"][0]["children"][1]["size"] == "L"

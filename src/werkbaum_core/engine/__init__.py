@@ -10,10 +10,13 @@ the modules is chosen by argument or ``WERKBAUM_ENGINE`` (``dukpy`` default,
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,9 @@ JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
 per level, so the default limit of 1,000 would turn a legal plan into a crash."""
 ENTRIES = ("exports.js", "facade.js", "writes.js", "transport.js")
 INCLUDE_ALL = ("tree", "warnings", "path")
+CACHE_ENTRIES = 32
+CACHE_CHARS = 50_000_000
+"""Bounds of the analysis cache: entries, and JSON characters held in all of them."""
 
 _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$", re.S)
 _ERRORS_BY_CODE = {"not_found": NotFound, "invalid_argument": InvalidArgument}
@@ -66,6 +72,9 @@ class Engine:
     def __init__(self, executor: Executor, modules: ModuleSet) -> None:
         self.executor = executor
         self.modules = modules
+        self._cache: OrderedDict[tuple[bytes, str | None, tuple[str, ...]], str] = OrderedDict()
+        self._cache_chars = 0
+        self._cache_lock = threading.Lock()
 
     @classmethod
     def create(
@@ -114,8 +123,11 @@ class Engine:
 
     def call(self, entry: str, payload: JSON) -> JSON:
         """Call one facade entry; coded JS errors (``not_found: …``) become typed errors."""
+        return json.loads(self._call_text(entry, payload))
+
+    def _call_text(self, entry: str, payload: JSON) -> str:
         try:
-            return self.executor.call(entry, payload)
+            return self.executor.call_text(entry, payload)
         except EngineError as exc:
             match = _CODED_ERROR.match(exc.message)
             if match:
@@ -137,11 +149,35 @@ class Engine:
                     f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_ALL)
                 )
             payload["include"] = list(include)
-        result: dict[str, Any] = self.call("analyze", payload)
+        result: dict[str, Any] = json.loads(self._analysis_text(text, payload))
         error = result.get("error") if isinstance(result, dict) else None
         if error:
             raise NotFound(error.get("message", f"no node with id {id!r}"), id=id)
         return result
+
+    def _analysis_text(self, text: str, payload: dict[str, Any]) -> str:
+        """The analysis as JSON text, from the cache when this text was analysed before.
+
+        Keyed by the text's digest and the options: an agent inspects the same
+        unchanged plan again and again; the engine's work (the cheapest path is
+        exponential in coupled choices, up to its limit) is not repeated, and a
+        fresh parse of the cached text keeps callers from sharing mutable results.
+        """
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+        key = (digest, payload.get("id"), tuple(payload.get("include", INCLUDE_ALL)))
+        with self._cache_lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        answer = self._call_text("analyze", payload)
+        with self._cache_lock:
+            self._cache[key] = answer
+            self._cache_chars += len(answer)
+            while len(self._cache) > CACHE_ENTRIES or self._cache_chars > CACHE_CHARS:
+                _, dropped = self._cache.popitem(last=False)
+                self._cache_chars -= len(dropped)
+        return answer
 
     def analyze(
         self, text: str, *, id: str | None = None, include: Sequence[str] | None = None

@@ -41,7 +41,7 @@ class DukpyExecutor:
             found: dict[str, list[str]] = self._js.evaljs("globalThis.werkbaumExports || {}")
         return found
 
-    def call(self, entry: str, payload: JSON) -> JSON:
+    def call_text(self, entry: str, payload: JSON) -> str:
         # The payload travels as a JSON string and the result comes back as one:
         # a single parse on each side is cheaper than dukpy's value conversion.
         code = "werkbaumToJSON(globalThis.werkbaum[dukpy.entry](JSON.parse(dukpy.payload)))"
@@ -50,9 +50,7 @@ class DukpyExecutor:
                 raw: Any = self._js.evaljs(code, entry=entry, payload=json.dumps(payload))
             except dukpy.JSRuntimeError as exc:
                 raise EngineError(_first_line(exc), entry=entry) from exc
-        if raw is None:
-            return None
-        return json.loads(raw)
+        return "null" if raw is None else str(raw)
 
     def close(self) -> None:
         if self._owns_directory:

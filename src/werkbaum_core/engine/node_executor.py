@@ -62,7 +62,7 @@ class _Process:
         for line in stream:
             self.stderr.append(line.rstrip())
 
-    def next_message(self, timeout: float) -> dict[str, Any]:
+    def next_line(self, timeout: float) -> str:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
@@ -71,8 +71,7 @@ class _Process:
             self.popen.wait()
             detail = " | ".join(list(self.stderr)[-5:])
             raise EngineError(f"node executor exited ({self.popen.returncode}): {detail}")
-        message: dict[str, Any] = json.loads(line)
-        return message
+        return line.rstrip("\n")
 
     def kill(self) -> None:
         if self.popen.poll() is None:
@@ -111,7 +110,7 @@ class NodeExecutor:
             return self._process
         process = _Process(self._binary, self._directory, self._entries)
         try:
-            ready = process.next_message(START_TIMEOUT)
+            ready = json.loads(process.next_line(START_TIMEOUT))
         except EngineError:
             process.kill()
             raise
@@ -122,7 +121,7 @@ class NodeExecutor:
     def exports(self) -> dict[str, list[str]]:
         return self._exports
 
-    def call(self, entry: str, payload: JSON) -> JSON:
+    def call_text(self, entry: str, payload: JSON) -> str:
         with self._lock:
             process = self._ensure_started()
             request_id = next(self._ids)
@@ -131,7 +130,7 @@ class NodeExecutor:
                 assert process.popen.stdin is not None
                 process.popen.stdin.write(line + "\n")
                 process.popen.stdin.flush()
-                message = process.next_message(self._timeout)
+                reply = process.next_line(self._timeout)
             except (EngineError, OSError) as exc:
                 # Kill on timeout or death; the next call starts a fresh process.
                 process.kill()
@@ -139,11 +138,15 @@ class NodeExecutor:
                 if isinstance(exc, EngineError):
                     raise
                 raise EngineError(f"node executor pipe failed: {exc}") from exc
+        # The host writes a success as '{"id":<n>,"result":<json>}' (see node_host.mjs):
+        # slicing the result out spares parsing and re-serialising it here.
+        prefix = f'{{"id":{request_id},"result":'
+        if reply.startswith(prefix) and reply.endswith("}"):
+            return reply[len(prefix) : -1]
+        message: dict[str, Any] = json.loads(reply)
         if message.get("id") != request_id:
             raise EngineError("node executor answered out of order")
-        if "error" in message:
-            raise EngineError(str(message["error"]), entry=entry)
-        return message.get("result")
+        raise EngineError(str(message.get("error", "malformed reply")), entry=entry)
 
     def close(self) -> None:
         with self._lock:

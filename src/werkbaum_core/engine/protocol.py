@@ -11,14 +11,16 @@ JSON = Any
 class Executor(Protocol):
     """A JS runtime with the module set loaded.
 
-    ``call`` runs ``globalThis.werkbaum[entry](payload)`` and returns its JSON
-    result; it raises :class:`~werkbaum_core.errors.EngineError` when the JS
-    throws or the runtime dies. Implementations serialise calls themselves.
+    ``call_text`` runs ``globalThis.werkbaum[entry](payload)`` and returns its
+    result as JSON text (callers that cache results keep the text, which is
+    immutable, and parse a fresh copy per use); it raises
+    :class:`~werkbaum_core.errors.EngineError` when the JS throws or the runtime
+    dies. Implementations serialise calls themselves.
     """
 
     name: str
 
-    def call(self, entry: str, payload: JSON) -> JSON: ...
+    def call_text(self, entry: str, payload: JSON) -> str: ...
 
     def exports(self) -> dict[str, list[str]]: ...
 
