@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from werkbaum_stdio.mirror import (
+from werkbaum_stdio.mirror.message import (
     Fetched,
     body_items,
     changes_since,

@@ -1,0 +1,78 @@
+"""The git mirror (spec §8; documents-api §11): a shared document archived as a file in git.
+
+Teams keep their shared plans in git so that the history of a plan sits next
+to the code it plans. The documents backend keeps only milestones, so the
+mirror is the durable record; it must therefore be exact and honest:
+
+- the file holds the **whole** server text byte for byte (UTF-8, no newline
+  translation, no newline added), and a hand edit of the file is simply
+  overwritten by the next commit, whose diff then shows the deviation;
+- only the mirror file is committed (``git commit -- <file>``): whatever else
+  the user has staged stays staged and uncommitted;
+- the git author stays whoever runs the server: display names are claims, so
+  they go into ``Werkbaum-Changed-By`` trailers, never into ``--author`` or
+  ``Co-Authored-By`` (which would make ``git blame`` credit an agent with
+  humans' lines);
+- a mirror failure after an agent write is *reported* in the write result,
+  never raised: the document write already happened and must not be hidden.
+
+git runs as a program with arguments (spec §10: no shell), with stdin closed
+and its output captured — the stdio server's stdin and stdout carry JSON-RPC,
+and neither git nor a commit hook may read from or print into that channel.
+
+Commit message (documents-api §11.3 and the planned ``--with-history`` of
+§11.5; choices where the spec is silent are marked *chosen*)::
+
+    Werkbaum-Stand vom 2026-08-27 11:53 — „Titel“ (Version 8, via Claude Code)
+
+    v6 (not in history) · v7 Anna · v8 Claude Code
+
+    Werkbaum-Changed-By: Anna
+    Werkbaum-Changed-By: Claude Code
+    Werkbaum-Version: 8
+
+- Subject: local time of the fetch; without ``, via …`` for a run without an
+  agent write (``werkbaum mirror``, cron).
+- Body: the versions after the previous mirror commit's version up to the
+  committed one, oldest first, joined by `` · `` and wrapped at 72 columns
+  (*chosen*). The lower bound is the ``Werkbaum-Version`` trailer of the most
+  recent mirror commit of the file, else the ``(Version <n>`` of an older
+  ``pull-doc`` subject (``Werkbaum-Stand vom …``); commits of the file by
+  other people are skipped to find it (*chosen*: up to 100). Without any,
+  every history entry up to the version is listed. An entry without a name
+  is ``v<n> (unnamed)``. Versions the backend's history no longer shows
+  (sync versions that were neither a milestone nor the latest, documents-api
+  §5.4) are listed as ``v<a>-v<b> (not in history)`` (*chosen*: the body says
+  that versions are missing rather than pretending there were none). With no
+  new version at all (a hand edit undone, a file committed late) the body
+  paragraph is left out (*chosen*).
+- Trailers: one ``Werkbaum-Changed-By`` per distinct name in order of first
+  appearance, then ``Werkbaum-Version``; always the last paragraph, so
+  ``git interpret-trailers --parse`` reads them. Names and the title are
+  reduced to one printable line (*chosen*: a newline in a display name could
+  otherwise forge a trailer).
+"""
+
+from werkbaum_stdio.mirror.git import GitError, WorkTree
+from werkbaum_stdio.mirror.message import Fetched, commit_message
+from werkbaum_stdio.mirror.sync import (
+    Mirror,
+    MirrorFiles,
+    MirrorOutcome,
+    after_write_hook,
+    build_mirrors,
+    parse_mirror_spec,
+)
+
+__all__ = [
+    "Fetched",
+    "GitError",
+    "Mirror",
+    "MirrorFiles",
+    "MirrorOutcome",
+    "WorkTree",
+    "after_write_hook",
+    "build_mirrors",
+    "commit_message",
+    "parse_mirror_spec",
+]

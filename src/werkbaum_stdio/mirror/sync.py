@@ -1,0 +1,342 @@
+"""The mirror itself: fetch the document, write the file, commit it; and its server wiring."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import attrs
+
+from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumError
+from werkbaum_core.rules.catalogue import Caller, JSONObject, Resolved
+from werkbaum_core.stores.documents import DocumentStore, looks_like_document
+from werkbaum_stdio.mirror.git import GitError, WorkTree, work_tree_lock
+from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
+from werkbaum_stdio.roots import Roots
+
+log = logging.getLogger(__name__)
+
+Stage = Literal["fetch", "file", "git"]
+
+
+# ------------------------------------------------------------------ --mirror DOC=FILE
+
+
+def parse_mirror_spec(spec: str) -> tuple[str, str]:
+    """``(document, file)`` of ``--mirror <document>=<file>``.
+
+    Split at the **last** ``=``: a share link (``…?live=…``) contains ``=``
+    itself, a file name rarely does (one that does cannot be mirrored).
+    """
+    document, sep, file = spec.rpartition("=")
+    if not sep or not document.strip() or not file:
+        raise InvalidArgument(
+            f"--mirror expects <document>=<file> (a document URL, share link or uuid, then "
+            f"the file), got {spec!r}",
+            spec=spec,
+        )
+    return document.strip(), file
+
+
+# ------------------------------------------------------------------ the outcome
+
+
+@attrs.frozen
+class MirrorOutcome:
+    """What one mirror run did: committed, wrote (no git), found nothing to do, or failed.
+
+    ``to_json`` is the write result's ``mirror`` field; it is always an object
+    (the write output schema types ``mirror`` as one), told apart by its key:
+    ``{"commit", "version"}``, ``{"unchanged": true, "version"}``,
+    ``{"written", "version"}`` or ``{"error"}``.
+    """
+
+    kind: Literal["commit", "written", "unchanged", "error"]
+    version: int | None = None
+    title: str | None = None
+    commit: str | None = None
+    subject: str | None = None
+    file: str | None = None
+    error: str | None = None
+    stage: Stage | None = None
+
+    @classmethod
+    def failed(cls, stage: Stage, message: str) -> MirrorOutcome:
+        return cls(kind="error", error=message, stage=stage)
+
+    @property
+    def ok(self) -> bool:
+        return self.kind != "error"
+
+    def to_json(self) -> JSONObject:
+        if self.kind == "commit":
+            return {"commit": self.commit, "version": self.version}
+        if self.kind == "unchanged":
+            return {"unchanged": True, "version": self.version}
+        if self.kind == "written":
+            return {"written": self.file, "version": self.version}
+        return {"error": self.error}
+
+    def describe(self) -> str:
+        """One line for a terminal or cron log, worded as ``pull-doc`` prints it."""
+        shown = f"„{one_line(self.title or '')}“ (Version {self.version})"
+        if self.kind == "commit":
+            return f"Committet {(self.commit or '')[:7]}: {self.subject}"
+        if self.kind == "written":
+            return f"Geschrieben: {self.file} — {shown}"
+        if self.kind == "unchanged":
+            return f"Unverändert: {shown} — nichts zu tun."
+        return f"mirror failed ({self.stage}): {self.error}"
+
+
+# ------------------------------------------------------------------ the mirror
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+@attrs.frozen
+class Mirror:
+    """One document mirrored into one file; ``repo`` None: write the file, commit nothing.
+
+    Build it with :meth:`create`, which validates at start-up.
+    """
+
+    document: str
+    """The canonical document URL (the key ``Resolved.key`` carries)."""
+    file: Path
+    """The mirror file's realpath (it may not exist yet)."""
+    store: DocumentStore
+    repo: WorkTree | None
+    now: Callable[[], datetime] = _local_now
+
+    @classmethod
+    def create(
+        cls,
+        document: str,
+        file: str | os.PathLike[str],
+        store: DocumentStore,
+        roots: Roots | None,
+        *,
+        git: bool = True,
+        now: Callable[[], datetime] = _local_now,
+    ) -> Mirror:
+        """Validate a mirror: a document source, a file (under ``roots`` unless None), git.
+
+        ``roots`` None is for the ``werkbaum mirror`` command, where the user
+        names the file in their own shell. Raises ``InvalidArgument`` or
+        ``ForbiddenSource`` with a message fit for a start-up error.
+        """
+        url = store.parse(document).url
+        path = _mirror_path(file, roots)
+        repo = WorkTree.containing(path) if git else None
+        return cls(document=url, file=path, store=store, repo=repo, now=now)
+
+    def sync(self, via: str | None = None) -> MirrorOutcome:
+        """Fetch the document, write the file if it differs, commit it if it is not committed.
+
+        ``via`` is the agent's display name after an agent write, None for a
+        run without one. Never raises for a failure of the backend, the file
+        or git: it reports it (the caller's document write stands).
+        """
+        lock_key = self.repo.top if self.repo is not None else self.file
+        with work_tree_lock(lock_key):
+            try:
+                return self._sync(via)
+            except WerkbaumError as exc:
+                return MirrorOutcome.failed("fetch", exc.message)
+            except GitError as exc:
+                return MirrorOutcome.failed("git", str(exc))
+            except OSError as exc:
+                return MirrorOutcome.failed("file", f"{self.file}: {exc.strerror or exc}")
+
+    def _sync(self, via: str | None) -> MirrorOutcome:
+        fetched = self._fetch()
+        data = _encode(fetched.text, self.document)
+        same = _read_bytes(self.file) == data
+        if self.repo is None:
+            if not same:
+                _write_atomic(self.file, data)
+            return self._outcome("unchanged" if same else "written", fetched)
+        self.repo.verify()
+        if same and self.repo.committed(self.file.name):
+            return self._outcome("unchanged", fetched)
+        # Everything that can fail on the backend is asked before the file is touched.
+        history = self.store.history(self.document)
+        message = commit_message(fetched, via, history, self.repo.previous_version(self.file.name))
+        if not same:
+            _write_atomic(self.file, data)
+        sha = self.repo.commit(self.file.name, message)
+        if sha is None:  # the file only went back to its committed text (a hand edit undone)
+            return self._outcome("unchanged", fetched)
+        return self._outcome("commit", fetched, commit=sha, subject=message.split("\n", 1)[0])
+
+    def _outcome(
+        self,
+        kind: Literal["commit", "written", "unchanged"],
+        fetched: Fetched,
+        *,
+        commit: str | None = None,
+        subject: str | None = None,
+    ) -> MirrorOutcome:
+        return MirrorOutcome(
+            kind=kind,
+            version=fetched.version,
+            title=fetched.title,
+            commit=commit,
+            subject=subject,
+            file=str(self.file),
+        )
+
+    def _fetch(self) -> Fetched:
+        snapshot = self.store.read(self.document)
+        title = self.store.title(self.document)
+        version = snapshot.base.version
+        if version is None:
+            raise SourceUnavailable(f"{self.document} answered without a version")
+        return Fetched(text=snapshot.text, version=version, title=title, at=self.now())
+
+
+def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:
+    """The file's realpath: under ``roots`` (as file sources are resolved), an ordinary file."""
+    given = os.fspath(file)
+    if not given or "\0" in given:
+        raise InvalidArgument(f"invalid mirror file {given!r}", file=given)
+    real = roots.resolve(given) if roots is not None else Path(os.path.realpath(given))
+    if real.is_dir():
+        raise InvalidArgument(f"mirror file {given} is a directory", file=given)
+    if not real.parent.is_dir():
+        raise InvalidArgument(
+            f"mirror file {given}: the directory {real.parent} does not exist", file=given
+        )
+    return real
+
+
+def _encode(text: str, document: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SourceUnavailable(f"{document} sent text that is not valid Unicode") from exc
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None if it is missing or a symlink (both get replaced)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _keep_mode(path: Path, temp: Path) -> None:
+    """Give ``temp`` the mode of ``path`` if that is a regular file (a chmod by hand stays)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        os.chmod(temp, stat.S_IMODE(info.st_mode))
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Replace the file with ``data`` via a temp file in its directory (no torn file).
+
+    The temp file is created with mode 0666 minus the umask, like any new
+    file; an existing file keeps its mode.
+    """
+    temp = path.with_name(f".{path.name}.werkbaum-mirror.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _keep_mode(path, temp)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+# ------------------------------------------------------------------ wiring for the server
+
+
+def build_mirrors(specs: Sequence[str], store: DocumentStore, roots: Roots) -> dict[str, Mirror]:
+    """``--mirror`` values as mirrors by canonical document URL; start-up errors raise.
+
+    One document has one mirror file and one file one document: two files for
+    one document would commit the same change twice, two documents into one
+    file would overwrite each other.
+    """
+    mirrors: dict[str, Mirror] = {}
+    files: dict[Path, str] = {}
+    for spec in specs:
+        mirror = Mirror.create(*parse_mirror_spec(spec), store, roots)
+        if mirror.document in mirrors:
+            raise InvalidArgument(f"--mirror: {mirror.document} is mirrored twice", spec=spec)
+        if mirror.file in files:
+            raise InvalidArgument(
+                f"--mirror: {mirror.file} is the mirror of {files[mirror.file]} already", spec=spec
+            )
+        mirrors[mirror.document] = mirror
+        files[mirror.file] = mirror.document
+    return mirrors
+
+
+@attrs.frozen
+class MirrorFiles:
+    """Which file sources are mirror files: reads and writes of them go to their document."""
+
+    base: Path
+    documents: Mapping[Path, str]
+
+    @classmethod
+    def of(cls, mirrors: Mapping[str, Mirror], roots: Roots) -> MirrorFiles:
+        return cls(base=roots.base, documents={m.file: m.document for m in mirrors.values()})
+
+    def redirect(self, source: str) -> str | None:
+        """The document URL if ``source`` is a file path whose realpath is a mirror file.
+
+        Resolved as the file store resolves sources (relative to the roots'
+        base, symlinks followed), so any spelling of the file is caught.
+        """
+        if not source or "\0" in source or looks_like_document(source):
+            return None
+        if source.lower().startswith(("http://", "https://")):
+            return None
+        return self.documents.get(Path(os.path.realpath(self.base / source)))
+
+
+def after_write_hook(
+    mirrors: Mapping[str, Mirror],
+) -> Callable[[Resolved, JSONObject, Caller], JSONObject | None]:
+    """The ``Services.after_write`` hook: sync the written document's mirror, report the outcome.
+
+    None (no ``mirror`` field) when the document has no mirror. Whatever goes
+    wrong becomes ``{"error": …}``: the write has happened and its result
+    must reach the agent.
+    """
+
+    def hook(resolved: Resolved, result: JSONObject, caller: Caller) -> JSONObject | None:
+        mirror = mirrors.get(resolved.key)
+        if mirror is None and resolved.redirected_to:
+            mirror = mirrors.get(resolved.redirected_to)
+        if mirror is None:
+            return None
+        try:
+            return mirror.sync(caller.display_name).to_json()
+        except Exception as exc:  # the document write stands; never hide it behind this
+            log.exception("mirror of %s failed", mirror.document)
+            return {"error": f"the mirror failed unexpectedly ({type(exc).__name__}: {exc})"}
+
+    return hook
