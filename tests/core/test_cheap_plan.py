@@ -226,17 +226,14 @@ def test_small_closure_plan_equals_plain(probe_engine: Engine, parts: int) -> No
 
 
 @pytest.mark.parametrize("parts", [0, 300])
-def test_closure_worst_case_is_exact_and_fast(probe_engine: Engine, parts: int) -> None:
+def test_closure_worst_case_is_exact(probe_engine: Engine, parts: int) -> None:
     text = with_module_parts(coupled_closure_plan(14, 2000), parts)
     results = probe(probe_engine, text, ["incremental", "full", "default"])
     assert results["incremental"]["search"] == {"groups": 14, "assignments": 16_384}
     assert outcome(results["default"]) == outcome(results["full"])
     assert outcome(results["incremental"]) == outcome(results["full"])
     assert results["default"]["exact"] is True
-    # The product goal is 2 s for the whole analysis on QuickJS; the search
-    # alone takes well under that (~0.15 s), so this only catches a return of
-    # per-assignment work proportional to the closures (5-12 s on QuickJS).
-    assert results["incremental"]["ms"] < 2000, results["incremental"]["ms"]
+    # Its speed (goal: 2 s on QuickJS) is measured by `nox -s bench`, not here.
 
 
 def test_fifteen_coupled_groups_fall_back_to_local_choices(probe_engine: Engine) -> None:
@@ -256,11 +253,6 @@ def test_repeated_analysis_reuses_the_search(probe_engine: Engine) -> None:
     variants = [text, text + "%% a comment\n", text.replace("Closure worst case", "Renamed")]
     again = [probe(probe_engine, t, ["default"])["default"] for t in variants]
     assert all(outcome(r) == outcome(first) for r in again)
-    if probe_engine.kind == "dukpy":
-        # A memo hit skips the 16,384 evaluations; only linear work remains
-        # (~30 ms against ~800 ms for the full search on QuickJS).
-        full = probe(probe_engine, text, ["full"])["full"]["ms"]
-        assert min(r["ms"] for r in again) < full
 
 
 TWIN = """\
