@@ -41,7 +41,7 @@ def test_http_prefers_node_when_installed() -> None:
 @pytest.mark.skipif(node_binary() is None, reason="node not installed")
 async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> None:
     engine = LazyEngine("node", "")
-    plan = big_plan(2000)
+    plan = big_plan(4000)
     try:
         with serving(make_app(backend, engine)) as url:
             async with connect(url, FULL_TOKEN, "auto") as client:
@@ -65,7 +65,9 @@ async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> No
                         await anyio.sleep(0.02)
         took = finished[0] - started
         assert took > 0.3, f"the analysis must be long enough to matter ({took:.2f}s)"
-        assert len(latencies) >= 5, latencies
+        # A blocked loop answers nothing until the analysis ends: at most one
+        # health check then. Several answered while it ran show it was free.
+        assert len(latencies) >= 3, latencies
         assert max(latencies) < took / 2, (max(latencies), took)
     finally:
         engine.close()
