@@ -152,7 +152,7 @@ def test_hung_backend_times_out_and_is_unavailable() -> None:
             started = time.monotonic()
             with pytest.raises(SourceUnavailable, match="ReadTimeout"):
                 store.read(str(uuid.uuid4()))
-            assert time.monotonic() - started < 3
+            assert time.monotonic() - started < 6
 
 
 class _Redirector(BaseHTTPRequestHandler):

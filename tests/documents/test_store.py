@@ -387,7 +387,7 @@ def test_dead_backend_is_unavailable_quickly() -> None:
             started = time.monotonic()
             with pytest.raises(SourceUnavailable) as info:
                 call()
-            assert time.monotonic() - started < 2
+            assert time.monotonic() - started < 5
             assert "cannot be reached" in info.value.message
 
 

@@ -269,7 +269,7 @@ async def test_calls_beyond_the_cap_get_503_at_once(
                 assert busy.status_code == 503
                 assert busy.headers["retry-after"] == "1"
                 assert busy.json()["error"]["message"].startswith("server busy")
-                assert elapsed < 1.0
+                assert elapsed < 5.0  # answered at once, not after the held call (30 s)
                 assert structured(results[0])["text"] == PLAN  # the held call completed
                 again = await client.call_tool("werkbaum_read", {"source": document})
                 assert not again.is_error  # the slot is free again
