@@ -71,3 +71,34 @@ def human(backend: Backend) -> Iterator[Human]:
     person = Human(backend)
     yield person
     person.http.close()
+
+
+_LOOPBACK = ("127.", "::1", "localhost", "0:0:0:0:0:0:0:1")
+
+
+def _is_loopback(host: object) -> bool:
+    text = str(host).strip("[]").lower()
+    return text.startswith(_LOOPBACK) or text in ("", "0.0.0.0")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests talk to servers on this machine only: any other address is a bug in the test
+    (and traffic that must never leave a CI machine). Enforced for in-process code."""
+    import socket
+
+    real_getaddrinfo = socket.getaddrinfo
+    real_connect = socket.socket.connect
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host is not None and not _is_loopback(host):
+            raise OSError(f"test tried to resolve {host!r}: only loopback is allowed")
+        return real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    def connect(self: socket.socket, address: object) -> object:
+        if isinstance(address, tuple) and not _is_loopback(address[0]):
+            raise OSError(f"test tried to connect to {address!r}: only loopback is allowed")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)

@@ -225,7 +225,7 @@ async def test_dry_run_writes_nothing(client: Client, plans: Path, audit_file: P
         ({"source": "../outside.werkbaum"}, "forbidden_source"),
         ({"source": "missing.werkbaum"}, "not_found"),
         (
-            {"source": "https://example.org/api/v1/documents/0b1e0e9e-5b0f-4a53-9a38-2ad0b4d4ef0e"},
+            {"source": "http://127.0.0.1:9/api/v1/documents/0b1e0e9e-5b0f-4a53-9a38-2ad0b4d4ef0e"},
             "source_unavailable",
         ),
     ],
