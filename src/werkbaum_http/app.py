@@ -35,6 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from werkbaum_core.engine import LazyEngine
+from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.access import AccessLog, configure_logging
@@ -95,6 +96,7 @@ def create_app(
     engine = engine or LazyEngine(choose_engine(config.engine), config.frontend)
     store = store or DocumentStore(config.servers, allow_any_host=False)
     sources = DocumentSources(store)
+    guide = guide_for(config.frontend)
     services = Services(
         engine=engine,
         sources=sources,
@@ -102,10 +104,10 @@ def create_app(
         checkpoint=anyio.from_thread.check_cancelled,
     )
     servers: list[tuple[str, PlanServer]] = [
-        (tokens.full, build_server(services, sources, read_only=config.read_only))
+        (tokens.full, build_server(services, sources, read_only=config.read_only, guide=guide))
     ]
     if tokens.read is not None:
-        servers.append((tokens.read, build_server(services, sources, read_only=True)))
+        servers.append((tokens.read, build_server(services, sources, read_only=True, guide=guide)))
 
     security = transport_security(config.allowed_hosts)
     cap = CallCap(config.max_concurrent)

@@ -8,8 +8,9 @@ the mirror. A test proves the subset relation and byte-identical results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from werkbaum_core.guide import bundled_guide
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_http.sources import DocumentSources
 from werkbaum_stdio.registration import (
@@ -33,7 +34,13 @@ def instructions(servers: Sequence[str], *, read_only: bool) -> str:
     )
 
 
-def build_server(services: Services, sources: DocumentSources, *, read_only: bool) -> PlanServer:
+def build_server(
+    services: Services,
+    sources: DocumentSources,
+    *,
+    read_only: bool,
+    guide: Callable[[], str] = bundled_guide,
+) -> PlanServer:
     """One MCP server; ``read_only`` lists (and dispatches) only the read tools.
 
     ``subscriptions=False``: a stateless JSON-response endpoint cannot hold a
@@ -48,6 +55,6 @@ def build_server(services: Services, sources: DocumentSources, *, read_only: boo
         tools=catalogue_tools(services, read_only=read_only),
         subscriptions=False,
     )
-    server.add_resource(guide_resource())
+    server.add_resource(guide_resource(guide))
     add_prompts(server)
     return server

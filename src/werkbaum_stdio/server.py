@@ -13,6 +13,7 @@ from mcp.types import Resource as MCPResource
 
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.errors import WerkbaumError
+from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.audit import AuditLog
@@ -118,7 +119,7 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> Werkb
         instructions=instructions(config),
         tools=catalogue_tools(services, read_only=config.read_only, name=config.name),
     )
-    server.add_resource(guide_resource())
+    server.add_resource(guide_resource(guide_for(config.frontend)))
 
     @server.resource(
         FILE_TEMPLATE,
