@@ -132,6 +132,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
+        http="werkbaum_http.nodelay:NoDelayH11Protocol",
         access_log=False,  # werkbaum_http.access logs without query strings
         server_header=False,
         log_level="info",

@@ -10,8 +10,9 @@ from werkbaum_core.guide import bundled_guide, guide_for
 def test_checkout_llms_md_replaces_the_bundled_guide(tmp_path: Path) -> None:
     src = tmp_path / "frontend" / "src"
     src.mkdir(parents=True)
-    (tmp_path / "frontend" / "public").mkdir()
-    (tmp_path / "frontend" / "public" / "llms.md").write_text("# Upstream guide\n", encoding="utf-8")
+    public = tmp_path / "frontend" / "public"
+    public.mkdir()
+    (public / "llms.md").write_text("# Upstream guide\n", encoding="utf-8")
     assert guide_for(src)() == "# Upstream guide\n"
 
 

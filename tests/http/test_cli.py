@@ -288,3 +288,35 @@ def test_python_dash_m_entry_point(backend: Backend) -> None:
         timeout=60,
     )
     assert ENV_TOKEN in one_line_error(done)
+
+
+def test_worker_connections_disable_nagle() -> None:
+    """With --workers uvicorn binds the socket itself; our protocol sets TCP_NODELAY."""
+    import contextlib
+    import socket
+
+    from werkbaum_http.nodelay import NoDelayH11Protocol
+
+    class Transport:
+        def __init__(self, sock: socket.socket) -> None:
+            self.sock = sock
+
+        def get_extra_info(self, name: str, default: object = None) -> object:
+            return self.sock if name == "socket" else default
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # protocol 0, like uvicorn's
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    client = socket.create_connection(listener.getsockname())
+    accepted, _ = listener.accept()
+    try:
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        protocol = NoDelayH11Protocol.__new__(NoDelayH11Protocol)
+        # The rest of uvicorn's connection setup needs a running server; the socket
+        # option is set before it, which is all this test looks at.
+        with contextlib.suppress(Exception):
+            protocol.connection_made(Transport(accepted))  # type: ignore[arg-type]
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        for sock in (client, accepted, listener):
+            sock.close()

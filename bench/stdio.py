@@ -1,0 +1,164 @@
+"""Goal 2: warm ``werkbaum_inspect`` through the stdio server vs the floor.
+
+The server is a subprocess (``werkbaum-mcp --root DIR``, default engine) driven
+by the official ``mcp`` client over stdio. The floor is what cannot be avoided:
+V8 running the project's own ``facade.js`` analysis in a plain ``node``
+process (``bench/v8_floor.mjs``) plus one MCP round trip through the same
+server (``werkbaum_read`` of a one-line file). Both rows use the same server
+and client in one run:
+
+- warm: the unchanged file again and again (the agent pattern; the engine's
+  digest cache answers) vs V8 on the same text again (facade's run cache);
+- uncached: the file rewritten with a new ``%%`` comment line before each call
+  (untimed) vs V8 on a new text each call.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from bench.paths import REFERENCE_PLAN, STDIO_SERVER, V8_FLOOR, clean_env, with_comment
+from bench.rawrpc import PipeClient
+from bench.results import Goal, Section, Table
+from bench.timing import fmt_ms, fmt_ratio, median, percentile, sample, sample_async
+
+TARGET = 2.0
+ONE_LINE = "- [ ] One task\n"
+
+
+def v8_floor(plan: Path, count: int, budget_s: float) -> dict[str, Any]:
+    """Samples (ms) from ``v8_floor.mjs``: warm, uncached, stringify, phases."""
+    done = subprocess.run(
+        ["node", str(V8_FLOOR), str(plan), str(count), str(int(budget_s * 1000))],
+        capture_output=True,
+        text=True,
+        timeout=budget_s * 3 + 30,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+async def through_server(project: Path, count: int, budget_s: float) -> dict[str, list[float]]:
+    params = StdioServerParameters(
+        command=str(STDIO_SERVER),
+        args=["--root", str(project)],
+        cwd=str(project),
+        env=clean_env(),
+    )
+    plan = project / "werkbaum.werkbaum"
+    text = plan.read_text(encoding="utf-8")
+    info = Implementation(name="werkbaum-bench", version="1")
+    async with Client(params, client_info=info) as client:
+
+        async def call(tool: str, source: str) -> None:
+            result = await client.call_tool(tool, {"source": source})
+            if result.is_error:
+                raise RuntimeError(f"{tool} failed: {result.content}")
+
+        def rewrite(i: int) -> None:
+            plan.write_text(with_comment(text, f"stdio {i}"), encoding="utf-8")
+
+        await call("werkbaum_read", "one.werkbaum")
+        await call("werkbaum_inspect", "werkbaum.werkbaum")  # engine loaded, JIT warm
+        read = await sample_async(lambda _: call("werkbaum_read", "one.werkbaum"), count, budget_s)
+        warm = await sample_async(
+            lambda _: call("werkbaum_inspect", "werkbaum.werkbaum"), count, budget_s
+        )
+        fresh = await sample_async(
+            lambda _: call("werkbaum_inspect", "werkbaum.werkbaum"), count, budget_s, rewrite
+        )
+        plan.write_text(text, encoding="utf-8")
+        result = await client.call_tool("werkbaum_inspect", {"source": "werkbaum.werkbaum"})
+        validate = await sample_async(
+            lambda _: client.session.validate_tool_result("werkbaum_inspect", result),
+            count,
+            budget_s,
+        )
+    return {"read": read, "warm": warm, "uncached": fresh, "validate": validate}
+
+
+def through_raw_client(project: Path, count: int, budget_s: float) -> dict[str, list[float]]:
+    """The same warm calls from a raw JSON-RPC pipe client: the server side alone."""
+    argv = [str(STDIO_SERVER), "--root", str(project)]
+    with PipeClient(argv, project, clean_env()) as client:
+        client.handshake()
+        read = {"source": "one.werkbaum"}
+        inspect = {"source": "werkbaum.werkbaum"}
+        client.call_tool("werkbaum_inspect", inspect)
+        return {
+            "read": sample(lambda _: client.call_tool("werkbaum_read", read), count, budget_s),
+            "warm": sample(
+                lambda _: client.call_tool("werkbaum_inspect", inspect), count, budget_s
+            ),
+        }
+
+
+def run(quick: bool) -> Section:
+    count, budget = (10, 10.0) if quick else (60, 60.0)
+    with tempfile.TemporaryDirectory(prefix="werkbaum-bench-") as tmp:
+        project = Path(tmp)
+        shutil.copy(REFERENCE_PLAN, project / "werkbaum.werkbaum")
+        (project / "one.werkbaum").write_text(ONE_LINE, encoding="utf-8")
+        server = anyio.run(through_server, project, count, budget)
+        raw = through_raw_client(project, count, budget)
+    floor = v8_floor(REFERENCE_PLAN, count, budget)
+    read = median(server["read"])
+    section = Section("stdio", "2. Inspect latency through the stdio server (dukpy, default)")
+    rows = []
+    for name in ("warm", "uncached"):
+        v8 = median(floor[name])
+        floor_ms = v8 + read
+        measured = median(server[name])
+        ratio = measured / floor_ms
+        rows.append(
+            [
+                f"werkbaum_inspect {name}",
+                fmt_ms(measured),
+                fmt_ms(percentile(server[name], 99)),
+                fmt_ms(v8),
+                fmt_ms(read),
+                fmt_ms(floor_ms),
+                fmt_ratio(ratio),
+                str(len(server[name])),
+            ]
+        )
+        section.goals.append(
+            Goal(
+                f"stdio inspect {name} / floor (V8 analyze + read round trip)",
+                f"{fmt_ratio(ratio)} ({fmt_ms(measured)} ms vs {fmt_ms(floor_ms)} ms)",
+                f"≤ {TARGET:.1f}x" + ("" if name == "warm" else " (honesty row)"),
+                ratio <= TARGET,
+            )
+        )
+    headers = ["call", "median ms", "p99 ms", "V8 analyze ms", "read RTT ms", "floor ms"]
+    section.tables.append(Table("stdio vs floor", [*headers, "ratio", "n"], rows))
+    parts = [
+        ["official client: werkbaum_read one line", fmt_ms(read)],
+        ["official client: werkbaum_inspect warm", fmt_ms(median(server["warm"]))],
+        [
+            "of which the client's output-schema check (jsonschema, validate_tool_result)",
+            fmt_ms(median(server["validate"])),
+        ],
+        ["raw pipe client (no SDK): werkbaum_read one line", fmt_ms(median(raw["read"]))],
+        ["raw pipe client (no SDK): werkbaum_inspect warm", fmt_ms(median(raw["warm"]))],
+    ]
+    section.tables.append(Table("Where the warm call's time goes", ["part", "median ms"], parts))
+    section.notes.append(
+        f"werkbaum.werkbaum ({REFERENCE_PLAN.stat().st_size:,} bytes); read RTT = "
+        f"`werkbaum_read` of a one-line file, median {fmt_ms(read)} ms "
+        f"(p99 {fmt_ms(percentile(server['read'], 99))}). V8 JSON.stringify of the warm "
+        f"result: {fmt_ms(median(floor['stringify']))} ms (not in the floor). V8 phases of "
+        f"one uncached text: parse {fmt_ms(floor['phases']['parse'])} ms, cheapest path "
+        f"{fmt_ms(floor['phases']['cheapPlan'])} ms."
+    )
+    return section
