@@ -27,6 +27,7 @@ from tests.http.conftest import (
     serving,
 )
 from tests.stdio.conftest import structured
+from tests.stdio.test_server import READ_TOOLS, WRITE_TOOLS
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.rules.prompts import PROMPTS
@@ -35,16 +36,7 @@ from werkbaum_core.stores.protocol import Snapshot
 
 pytestmark = pytest.mark.anyio
 
-READ_TOOLS = {"werkbaum_read", "werkbaum_inspect"}
-ALL_TOOLS = READ_TOOLS | {
-    "werkbaum_set_status",
-    "werkbaum_apply_ops",
-    "werkbaum_write",
-    "werkbaum_add_node",
-    "werkbaum_move_node",
-    "werkbaum_set_size",
-    "werkbaum_remove_node",
-}
+ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 FOREIGN_UUID = "0b7e1d3c-1111-4222-8333-444455556666"
 
 

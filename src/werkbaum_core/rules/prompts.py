@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from werkbaum_core.errors import InvalidArgument, NotFound
+from werkbaum_core.rules.catalogue import CATALOGUE
+from werkbaum_core.rules.guard import STRUCTURAL as GUARDED
 
 MAX_ARGUMENT_CHARS = 2000
 """Bound on one argument's length; a source is a path, URL or uuid, an id is short."""
@@ -26,17 +28,8 @@ MAX_ARGUMENT_CHARS = 2000
 _ID = re.compile(r"[\w.\-]+")
 """Node id characters: letters, digits, ``.``, ``_``, ``-`` (Unicode-aware)."""
 
-STRUCTURAL = ("mixedGate", "unknownStatus", "descStray", "duplicateId")
-
-WRITE_TOOLS = (
-    "werkbaum_set_status",
-    "werkbaum_apply_ops",
-    "werkbaum_write",
-    "werkbaum_add_node",
-    "werkbaum_move_node",
-    "werkbaum_set_size",
-    "werkbaum_remove_node",
-)
+STRUCTURAL = tuple(sorted(GUARDED))
+WRITE_TOOLS = tuple(tool.name for tool in CATALOGUE if not tool.read_only)
 
 
 @attrs.frozen
