@@ -53,8 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from werkbaum_core.errors import InvalidArgument, NotFound, SourceUnavailable, TooLarge
-from werkbaum_core.stores.memory import conflict
-from werkbaum_core.stores.protocol import Base, Op, Snapshot
+from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_as_base
 from werkbaum_core.text import MAX_TEXT_CHARS, checksum, normalize_newlines
 from werkbaum_stdio.roots import Roots
 
@@ -110,10 +109,7 @@ class FileStore:
 
     def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
         """The current text if it is still the agent's base; files keep no history."""
-        current = self.read(source)
-        if current.base.checksum != base.checksum:
-            raise conflict(source, current)
-        return current.text, current
+        return current_as_base(source, self.read(source), base)
 
     def write(
         self, source: str, base: Base, ops: list[Op], new_text: str, *, author: str = "Agent"

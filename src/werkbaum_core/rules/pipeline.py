@@ -17,8 +17,7 @@ from werkbaum_core.errors import Blocked, InvalidArgument
 from werkbaum_core.rules import guard
 from werkbaum_core.rules.diff import unified
 from werkbaum_core.rules.schemas import MAX_OPS
-from werkbaum_core.stores.memory import conflict
-from werkbaum_core.stores.protocol import Base, Op, Snapshot, Store
+from werkbaum_core.stores.protocol import Base, Op, Snapshot, Store, conflict
 
 VERBS = ("setStatus", "setSize", "addNode", "moveNode", "removeNode", "applyOps", "write")
 

@@ -35,8 +35,7 @@ from typing import Any
 import httpx
 
 from werkbaum_core.errors import Conflict, InvalidArgument, SourceUnavailable, WerkbaumError
-from werkbaum_core.stores.memory import conflict
-from werkbaum_core.stores.protocol import Base, Op, Snapshot
+from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict
 from werkbaum_core.stores.sources import DocumentRef, SourceParser, looks_like_document
 from werkbaum_core.text import checksum, normalize_newlines
 

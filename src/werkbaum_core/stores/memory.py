@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from werkbaum_core.errors import Conflict, NotFound
-from werkbaum_core.stores.protocol import Base, Op, Snapshot
+from werkbaum_core.errors import NotFound
+from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_as_base
 from werkbaum_core.text import checksum
 
 
@@ -33,9 +33,7 @@ class MemoryStore:
     def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
         with self._lock:
             current = self._snapshot(source)
-        if current.base.checksum != base.checksum:
-            raise conflict(source, current)
-        return current.text, current
+        return current_as_base(source, current, base)
 
     def write(
         self, source: str, base: Base, ops: list[Op], new_text: str, *, author: str = "Agent"
@@ -51,12 +49,3 @@ class MemoryStore:
 
     def text(self, source: str) -> str:
         return self._plans[source]
-
-
-def conflict(source: str, current: Snapshot) -> Conflict:
-    """The error for a stale base: it carries what the agent needs to re-apply its intent."""
-    return Conflict(
-        f"{source} changed since your base; re-read and apply your change again",
-        source=source,
-        current={"text": current.text, "base": current.base.to_json()},
-    )

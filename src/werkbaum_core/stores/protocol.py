@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 import attrs
 
+from werkbaum_core.errors import Conflict
+
 Op = dict[str, Any]
 """A line operation exactly as the documents API defines it (``LineOperation``)."""
 
@@ -73,3 +75,19 @@ class Store(Protocol):
         merged concurrent edits into it). Raises ``Conflict`` on a stale base.
         """
         ...
+
+
+def conflict(source: str, current: Snapshot) -> Conflict:
+    """The error for a stale base: it carries what the agent needs to re-apply its intent."""
+    return Conflict(
+        f"{source} changed since your base; re-read and apply your change again",
+        source=source,
+        current={"text": current.text, "base": current.base.to_json()},
+    )
+
+
+def current_as_base(source: str, current: Snapshot, base: Base) -> tuple[str, Snapshot]:
+    """For stores without history: the base text is the current text while it still is the base."""
+    if current.base.checksum != base.checksum:
+        raise conflict(source, current)
+    return current.text, current
