@@ -1,8 +1,8 @@
 """live.js: the line-operation model of documents-api.md §3, on every executor.
 
-The reference results are the upstream tests quoted in §3.4 to §3.6. A small
-Python transcription of §3.3/§3.4 serves as an independent oracle for the
-exact ops (tie-break included) on random inputs.
+The reference results are the upstream tests quoted in §3.4 to §3.6. The backend
+stand-in's Python transcription of §3.3/§3.4 (tests/backend/ops.py) serves as an
+independent oracle for the exact ops (tie-break included) on random inputs.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.backend.ops import LineOp, PythonLineOps
 from werkbaum_core import Engine
 from werkbaum_core.errors import WerkbaumError
 
@@ -37,63 +38,18 @@ def live(engine: Engine, fn: str, *args: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Oracle: §3.3 apply and §3.4 computeOps, transcribed from the spec text
+# Oracle: the backend stand-in's Python transcription of documents-api §3.3/§3.4
+# (tie-break included), independent of live.js.
+
+_ORACLE = PythonLineOps()
 
 
 def oracle_apply(base: list[str], ops: list[Op]) -> list[str]:
-    out: list[str] = []
-    cursor = 0
-    for op in ops:
-        out.extend(base[cursor : op["index"]])
-        if op["op"] != "delete":
-            out.extend(op.get("lines") or [])
-        cursor = op["index"] + (0 if op["op"] == "insert" else op["count"])
-    return out + base[cursor:]
+    return _ORACLE.apply_ops(base, [LineOp.from_engine(op) for op in ops])
 
 
 def oracle_compute(frm: list[str], to: list[str]) -> list[Op]:
-    shortest = min(len(frm), len(to))
-    head = 0
-    while head < shortest and frm[head] == to[head]:
-        head += 1
-    tail = 0
-    while tail < shortest - head and frm[len(frm) - 1 - tail] == to[len(to) - 1 - tail]:
-        tail += 1
-    a, b = frm[head : len(frm) - tail], to[head : len(to) - tail]
-    n, m = len(a), len(b)
-    if not a and not b:
-        return []
-    if not a:
-        return [ins(head, b)]
-    if not b:
-        return [dele(head, n)]
-    if n * m > 1_000_000:
-        return [rep(head, n, b)]
-    lcs = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        for j in range(m - 1, -1, -1):
-            lcs[i][j] = lcs[i + 1][j + 1] + 1 if a[i] == b[j] else max(lcs[i][j + 1], lcs[i + 1][j])
-    ops: list[Op] = []
-    i = j = 0
-    while i < n or j < m:
-        if i < n and j < m and a[i] == b[j]:
-            i, j = i + 1, j + 1
-            continue
-        start, taken = i, []
-        while (i < n or j < m) and not (i < n and j < m and a[i] == b[j]):
-            if j < m and (i == n or lcs[i][j + 1] >= lcs[i + 1][j]):
-                taken.append(b[j])
-                j += 1
-            else:
-                i += 1
-        removed = i - start
-        if removed and taken:
-            ops.append(rep(head + start, removed, taken))
-        elif removed:
-            ops.append(dele(head + start, removed))
-        else:
-            ops.append(ins(head + start, taken))
-    return ops
+    return [op.to_engine() for op in _ORACLE.compute_ops(frm, to)]
 
 
 # ---------------------------------------------------------------------------
