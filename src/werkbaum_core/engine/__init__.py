@@ -137,7 +137,19 @@ class Engine:
     def analyze_json(
         self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
     ) -> dict[str, Any]:
-        """The facade's analysis as plain JSON (spec §5.1)."""
+        """The facade's analysis as plain JSON (spec §5.1), a fresh object per call."""
+        result: dict[str, Any] = json.loads(self.analysis_text(text, id=id, include=include))
+        return result
+
+    def analysis_text(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> str:
+        """The analysis as compact JSON text, as the facade wrote it.
+
+        Callers that send the analysis on (a tool's text content) take the text
+        instead of encoding the parsed object again: for a large plan that
+        encoding costs more than the cached analysis itself.
+        """
         check_text_size(text)
         payload: dict[str, Any] = {"text": text}
         if id is not None:
@@ -149,11 +161,11 @@ class Engine:
                     f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_ALL)
                 )
             payload["include"] = list(include)
-        result: dict[str, Any] = json.loads(self._analysis_text(text, payload))
-        error = result.get("error") if isinstance(result, dict) else None
-        if error:
+        answer = self._analysis_text(text, payload)
+        if answer.startswith('{"error"'):  # the facade's answer for an unknown id
+            error = json.loads(answer)["error"]
             raise NotFound(error.get("message", f"no node with id {id!r}"), id=id)
-        return result
+        return answer
 
     def _analysis_text(self, text: str, payload: dict[str, Any]) -> str:
         """The analysis as JSON text, from the cache when this text was analysed before.
@@ -254,6 +266,11 @@ class LazyEngine:
         self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
     ) -> dict[str, Any]:
         return self.get().analyze_json(text, id=id, include=include)
+
+    def analysis_text(
+        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+    ) -> str:
+        return self.get().analysis_text(text, id=id, include=include)
 
     def call(self, entry: str, payload: JSON) -> JSON:
         return self.get().call(entry, payload)

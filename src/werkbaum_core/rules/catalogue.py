@@ -10,6 +10,7 @@ audit sink. A handler takes the validated arguments and the caller's
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -19,18 +20,17 @@ import attrs
 from werkbaum_core.errors import InvalidArgument, WerkbaumError
 from werkbaum_core.rules import schemas as s
 from werkbaum_core.rules.pipeline import WriteRequest, write
+from werkbaum_core.rules.result import JSONObject, ToolResult
 from werkbaum_core.stores.protocol import Base, Store
 from werkbaum_core.text import MAX_TEXT_CHARS
-
-JSONObject = dict[str, Any]
 
 
 class Analyzer(Protocol):
     """The part of the engine the tools use."""
 
-    def analyze_json(
+    def analysis_text(
         self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
-    ) -> dict[str, Any]: ...
+    ) -> str: ...
 
     def call(self, entry: str, payload: Any) -> Any: ...
 
@@ -71,7 +71,7 @@ class Services:
     """Raises if the call was cancelled; consulted right before the store step."""
 
 
-Handler = Callable[[Services, JSONObject, Caller], JSONObject]
+Handler = Callable[[Services, JSONObject, Caller], JSONObject | ToolResult]
 
 
 @attrs.frozen
@@ -96,6 +96,11 @@ class ToolSpec:
         out["openWorldHint"] = self.open_world
         return out
 
+    def call(self, services: Services, arguments: JSONObject, caller: Caller) -> ToolResult:
+        """Run the handler on validated arguments; the result in both of its forms."""
+        result = self.handler(services, arguments, caller)
+        return result if isinstance(result, ToolResult) else ToolResult.of(result)
+
 
 # ------------------------------------------------------------------ read tools
 
@@ -109,20 +114,20 @@ def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
     return out
 
 
-def _inspect(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult:
     has_source, has_text = "source" in args, "text" in args
     if has_source == has_text:
         raise InvalidArgument("give exactly one of source or text")
-    out: JSONObject = {}
     if has_source:
         resolved = services.sources.resolve(args["source"])
         snapshot = resolved.store.read(resolved.key)
         text = snapshot.text
-        out["base"] = snapshot.base.to_json()
     else:
         text = args["text"]
-    out.update(services.engine.analyze_json(text, id=args.get("id"), include=args.get("include")))
-    return out
+    analysis = services.engine.analysis_text(text, id=args.get("id"), include=args.get("include"))
+    if has_source:
+        return ToolResult.with_first("base", snapshot.base.to_json(), analysis)
+    return ToolResult(json.loads(analysis), analysis)
 
 
 # ------------------------------------------------------------------ write tools

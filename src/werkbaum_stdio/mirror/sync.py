@@ -15,7 +15,8 @@ from typing import Literal
 import attrs
 
 from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumError
-from werkbaum_core.rules.catalogue import Caller, JSONObject, Resolved
+from werkbaum_core.rules.catalogue import Caller, Resolved
+from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
 from werkbaum_stdio.mirror.git import GitError, WorkTree, work_tree_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
