@@ -19,6 +19,7 @@ from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.audit import AuditLog
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
+from werkbaum_stdio.pipes import stdio_pipes
 from werkbaum_stdio.registration import (
     GUIDE_URI,
     SERVER_NAME,
@@ -74,6 +75,13 @@ class WerkbaumServer(PlanServer):
         super().__init__(**kwargs)
         self._files = files
         self._roots = config.roots
+
+    async def run_stdio_async(self) -> None:
+        """Serve over this process's stdin and stdout with :mod:`werkbaum_stdio.pipes`."""
+        # The SDK's own in-memory transport reaches the low-level server the same way.
+        lowlevel = self._lowlevel_server
+        async with stdio_pipes() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
     async def list_resources(self) -> list[MCPResource]:
         listed = await super().list_resources()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, Implementation
 
 from tests.conftest import FIXTURES
@@ -88,3 +91,22 @@ def audit_lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+SERVER = Path(sys.executable).with_name("werkbaum-mcp")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project directory as Claude Code sees it, holding the reference plan."""
+    shutil.copy(FIXTURES / "werkbaum.werkbaum", tmp_path / "werkbaum.werkbaum")
+    return tmp_path
+
+
+def claude_code_style(project: Path, *extra: str) -> StdioServerParameters:
+    # `claude mcp add werkbaum -- werkbaum-mcp --root .`, started in the project
+    # with CLAUDE_PROJECT_DIR set and nothing else special.
+    env = {"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(project), "HOME": str(project)}
+    return StdioServerParameters(
+        command=str(SERVER), args=["--root", ".", *extra], cwd=str(project), env=env
+    )

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +13,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
-from tests.conftest import FIXTURES, REPO
-from tests.stdio.conftest import MODES, audit_lines, structured
+from tests.conftest import REPO
+from tests.stdio.conftest import MODES, audit_lines, claude_code_style, structured
 
 pytestmark = pytest.mark.anyio
-
-SERVER = Path(sys.executable).with_name("werkbaum-mcp")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A project directory as Claude Code sees it, holding the reference plan."""
-    shutil.copy(FIXTURES / "werkbaum.werkbaum", tmp_path / "werkbaum.werkbaum")
-    return tmp_path
-
-
-def claude_code_style(project: Path, *extra: str) -> StdioServerParameters:
-    # `claude mcp add werkbaum -- werkbaum-mcp --root .`, started in the project
-    # with CLAUDE_PROJECT_DIR set and nothing else special.
-    env = {"PATH": os.environ["PATH"], "CLAUDE_PROJECT_DIR": str(project), "HOME": str(project)}
-    return StdioServerParameters(
-        command=str(SERVER), args=["--root", ".", *extra], cwd=str(project), env=env
-    )
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,0 +1,187 @@
+"""The stdio transport (``werkbaum_stdio.pipes``) seen from a raw pipe client.
+
+What a host relies on: every request is answered with a whole line even when the
+host sends far more than the pipes hold before reading anything; a line that
+is not JSON-RPC does not end the session; closing stdin ends the server only
+after every answer is written; a host that stops reading does not hang it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from tests.stdio.conftest import claude_code_style
+
+HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "pipe-test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
+def inspect_request(request_id: int) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "werkbaum_inspect", "arguments": {"source": "werkbaum.werkbaum"}},
+    }
+
+
+def start(project: Path) -> subprocess.Popen[bytes]:
+    params = claude_code_style(project)
+    return subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=project,
+        env=params.env,
+    )
+
+
+def send_all(process: subprocess.Popen[bytes], lines: list[bytes], close: bool) -> None:
+    """Write from a thread: the server may answer before it has read everything."""
+    assert process.stdin is not None
+    stdin = process.stdin
+
+    def write() -> None:
+        stdin.write(b"".join(lines))
+        stdin.flush()
+        if close:
+            stdin.close()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(timeout=120)
+    assert not writer.is_alive(), "the server stopped reading its input"
+
+
+def answers(process: subprocess.Popen[bytes]) -> list[dict[str, Any]]:
+    """Everything the server writes until it exits (stdin is closed by now)."""
+    assert process.stdout is not None and process.stderr is not None
+    stderr = process.stderr
+    err: list[bytes] = []
+    drain = threading.Thread(target=lambda: err.append(stderr.read()))
+    drain.start()
+    out = process.stdout.read()
+    drain.join(timeout=60)
+    assert process.wait(timeout=60) == 0, b"".join(err).decode(errors="replace")[-2000:]
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def encoded(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def test_many_large_answers_sent_before_reading_all_arrive_whole(
+    project: Path,
+) -> None:
+    # 40 answers of ~150 KB are ~6 MB: far more than the widened 1 MiB pipe, so
+    # the writer blocks, answers queue up and the event loop has to wait for it.
+    ids = list(range(100, 140))
+    lines = [encoded(m) for m in HANDSHAKE] + [encoded(inspect_request(i)) for i in ids]
+    process = start(project)
+    send_all(process, lines, close=True)
+    tool_answers = [m for m in answers(process) if m.get("id") in ids]
+    assert sorted(m["id"] for m in tool_answers) == ids  # JSON-RPC allows any order
+    first = tool_answers[0]["result"]
+    assert len(first["content"][0]["text"]) > 50_000
+    assert all(m["result"] == first for m in tool_answers)
+    assert json.loads(first["content"][0]["text"]) == first["structuredContent"]
+
+
+def test_a_line_that_is_not_json_rpc_does_not_end_the_session(project: Path) -> None:
+    process = start(project)
+    lines = [
+        *(encoded(m) for m in HANDSHAKE),
+        b"this is not JSON\n",
+        b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}\n',
+    ]
+    send_all(process, lines, close=True)
+    by_id = {m.get("id"): m for m in answers(process)}
+    assert len(by_id[5]["result"]["tools"]) == 9
+
+
+def test_closing_stdin_right_after_the_requests_still_answers_them_all(
+    project: Path,
+) -> None:
+    process = start(project)
+    lines = [encoded(m) for m in HANDSHAKE] + [encoded(inspect_request(i)) for i in (1, 2, 3)]
+    send_all(process, lines, close=True)
+    got = [m["id"] for m in answers(process) if m.get("id") in (1, 2, 3)]
+    assert got == [1, 2, 3]
+
+
+def test_a_host_that_stops_reading_does_not_hang_the_server(project: Path) -> None:
+    process = start(project)
+    assert process.stdout is not None and process.stdin is not None
+    process.stdout.close()  # answers now fail with EPIPE
+    lines = [encoded(m) for m in HANDSHAKE] + [encoded(inspect_request(i)) for i in range(10)]
+    with contextlib.suppress(BrokenPipeError):  # the server may already have gone
+        send_all(process, lines, close=True)
+    process.wait(timeout=60)
+    assert process.stderr is not None
+    process.stderr.close()
+
+
+ECHO_SERVER = """
+import os, subprocess, sys
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+from werkbaum_stdio.pipes import stdio_pipes
+
+async def main():
+    async with stdio_pipes() as (read, write):
+        async for item in read:
+            print("stray print")
+            sys.stdout.flush()
+            os.write(1, b"stray fd write\\n")
+            subprocess.run(["echo", "stray child"], check=True)
+            if isinstance(item, Exception):
+                answer = types.JSONRPCError(
+                    jsonrpc="2.0", id=None, error=types.ErrorData(code=-32700, message="parse")
+                )
+            else:
+                answer = types.JSONRPCResponse(
+                    jsonrpc="2.0", id=item.message.id, result={"echo": item.message.method}
+                )
+            await write.send(SessionMessage(answer))
+    print("after the transport", flush=True)
+
+anyio.run(main)
+"""
+
+
+def test_stray_output_goes_to_stderr_while_serving_and_stdout_comes_back_after() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", ECHO_SERVER],
+        input=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\nnot json\n',
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    lines = done.stdout.decode().splitlines()
+    assert [json.loads(line) for line in lines[:2]] == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"echo": "ping"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse"}},
+    ]
+    assert lines[2:] == ["after the transport"]
+    stray = done.stderr.decode()
+    assert stray.count("stray print") == stray.count("stray fd write") == 2
+    assert stray.count("stray child") == 2
