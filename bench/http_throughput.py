@@ -35,7 +35,7 @@ from bench.procs import (
 from bench.results import Goal, Section, Table
 from bench.services import backend, load, server
 from bench.timing import fmt_ms, fmt_ratio, percentile
-from werkbaum_http.engine import choose_engine
+from werkbaum_core.engine import choose_executor
 
 TARGET = 1.6
 MODES = ("source", "text")
@@ -183,7 +183,7 @@ def run(quick: bool) -> Section:
 def report(
     runs: list[Run], idle: dict[int, dict[str, list[float]]], clients: int, calls: int
 ) -> Section:
-    engine = choose_engine(None, {})
+    engine = choose_executor(None, {})
     section = Section("http", f"4. HTTP throughput (werkbaum-mcp-http, default engine {engine})")
     rows = []
     for r in runs:

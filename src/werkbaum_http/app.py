@@ -34,14 +34,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from werkbaum_core.engine import LazyEngine
+from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.access import AccessLog, configure_logging
 from werkbaum_http.auth import BearerRouter
 from werkbaum_http.config import MAX_BODY_BYTES, HttpConfig, Tokens
-from werkbaum_http.engine import choose_engine
 from werkbaum_http.limits import CallCap, post_only
 from werkbaum_http.server import build_server
 from werkbaum_http.sources import DocumentSources
@@ -93,7 +92,7 @@ def create_app(
     # What the app creates it also closes; an engine or store passed in stays the caller's.
     owned_engine = engine is None
     owned_store = store is None
-    engine = engine or LazyEngine(choose_engine(config.engine), config.frontend)
+    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
     store = store or DocumentStore(config.servers, allow_any_host=False)
     sources = DocumentSources(store)
     guide = guide_for(config.frontend)

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from werkbaum_core.engine import choose_executor
 from werkbaum_core.errors import WerkbaumError
 from werkbaum_http.config import (
     DEFAULT_ALLOWED_HOSTS,
@@ -23,7 +24,7 @@ from werkbaum_http.config import (
     HttpConfig,
     Tokens,
 )
-from werkbaum_http.engine import DUKPY_WARNING, choose_engine
+from werkbaum_http.engine import DUKPY_WARNING
 
 PROG = "werkbaum-mcp-http"
 EXIT_CONFIG = 2
@@ -113,7 +114,7 @@ def serve(
         )
     except ConfigError as exc:
         _fail(str(exc), EXIT_CONFIG)
-    kind = choose_engine(engine)
+    kind = choose_executor(engine)
     _check_engine(kind, frontend)
     _probe(config)
     if kind == "dukpy":

@@ -10,30 +10,16 @@ identical results) in a separate process; the worker thread waits on a pipe
 with the GIL released, so the event loop keeps answering. It is also killed
 and restarted when a call exceeds its time limit, which dukpy cannot offer.
 
-So the HTTP server picks, in order: ``--engine``, ``WERKBAUM_ENGINE``, then
-``node`` if it is on the PATH, else ``dukpy`` (with a start-up warning that
-recommends ``--workers`` or installing node). ``--workers N`` multiplies
+So the HTTP server picks like every entry point of the product
+(:func:`werkbaum_core.engine.choose_executor`): ``--engine``, ``WERKBAUM_ENGINE``,
+then ``node`` if it is on the PATH, else ``dukpy`` — here with a start-up
+warning that recommends ``--workers`` or installing node. ``--workers N`` multiplies
 either choice across processes; the server is stateless, so that is safe.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
-from werkbaum_core.engine.node_executor import node_binary
-
 DUKPY_WARNING = (
     "engine dukpy holds the GIL during each JS call, so a long analysis stalls this "
     "worker's other requests; install node (the default when present) or run --workers N"
 )
-
-
-def choose_engine(requested: str | None, environ: Mapping[str, str] | None = None) -> str:
-    """``requested``, else ``WERKBAUM_ENGINE``, else ``node`` when installed, else ``dukpy``."""
-    env = os.environ if environ is None else environ
-    if requested:
-        return requested
-    if env.get("WERKBAUM_ENGINE"):
-        return env["WERKBAUM_ENGINE"]
-    return "node" if node_binary() is not None else "dukpy"

@@ -16,6 +16,7 @@ import typer
 
 from werkbaum_core import Engine, WerkbaumError
 from werkbaum_core.convert import converter
+from werkbaum_core.engine import choose_executor
 from werkbaum_stdio.report import diagnostic, inspect_report
 
 EXIT_WARNINGS = 1
@@ -29,7 +30,11 @@ app = typer.Typer(
 )
 
 EngineOption = Annotated[
-    str | None, typer.Option("--engine", help="JS executor: dukpy (default) or node.")
+    str | None,
+    typer.Option(
+        "--engine",
+        help="JS executor: auto (default: node when installed, else dukpy), node, dukpy.",
+    ),
 ]
 FrontendOption = Annotated[
     str | None,
@@ -44,7 +49,7 @@ def _fail(message: str, code: int) -> NoReturn:
 
 def _engine(engine: str | None, frontend: str | None) -> Engine:
     try:
-        return Engine.create(engine, frontend)
+        return Engine.create(choose_executor(engine), frontend)
     except WerkbaumError as exc:
         _fail(exc.message, EXIT_UNREADABLE)
 
@@ -235,7 +240,9 @@ def serve(
                 probe.probe()
         except WerkbaumError as exc:
             _fail(exc.message, EXIT_UNREADABLE)
-    lazy = LazyEngine(engine, frontend)
+    # The engine starts on the first call that needs it: a server that a host
+    # starts and never asks stays small (a node process alone is ~40 MiB).
+    lazy = LazyEngine(choose_executor(engine), frontend)
     if frontend:
         # A checkout's module set is checked before serving: a missing export is a
         # start-up error, not a failure of the agent's first call.
@@ -244,7 +251,6 @@ def serve(
         except WerkbaumError as exc:
             _fail(exc.message, EXIT_UNREADABLE)
         typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
-    lazy.start()
     try:
         app = build_server(config, lazy)
     except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …

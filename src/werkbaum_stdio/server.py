@@ -11,7 +11,7 @@ import attrs
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.types import Resource as MCPResource
 
-from werkbaum_core.engine import LazyEngine
+from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.errors import WerkbaumError
 from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
@@ -106,7 +106,7 @@ def _display_path(path: Path, roots: Roots) -> str:
 
 
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> WerkbaumServer:
-    engine = engine or LazyEngine(config.engine, config.frontend)
+    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
     files = FileStore(config.roots)
     documents = DocumentStore(config.servers, allow_any_host=True)
     mirrors = build_mirrors(config.mirrors, documents, config.roots)

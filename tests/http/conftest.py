@@ -31,11 +31,10 @@ from mcp.types import Implementation
 from starlette.types import ASGIApp
 
 from tests.backend import Backend
-from werkbaum_core.engine import LazyEngine
+from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.app import create_app
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN, HttpConfig, Tokens
-from werkbaum_http.engine import choose_engine
 
 # Test-only values, generated per run: never a real secret in the repository.
 FULL_TOKEN = "full-" + secrets.token_hex(20)
@@ -61,7 +60,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def http_engine() -> Iterator[LazyEngine]:
     """The engine the HTTP server picks by default (node when installed), shared by the apps."""
-    engine = LazyEngine(choose_engine(None, {}), "")
+    engine = LazyEngine(choose_executor(None, {}), "")
     yield engine
     engine.close()
 

@@ -18,7 +18,6 @@ from tests.backend import Backend
 from tests.http.conftest import FULL_TOKEN, connect, make_app, serving
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.engine.node_executor import node_binary
-from werkbaum_http.engine import choose_engine
 
 pytestmark = pytest.mark.anyio
 
@@ -30,12 +29,6 @@ def big_plan(nodes: int) -> str:
         lines.append(f"    - [ ] #n{i}.a: Child {i} @bert (XS)")
         lines.append(f"    - [x] #n{i}.b: Child b {i} -> #n{max(i - 1, 0)} (M)")
     return "\n".join(lines) + "\n"
-
-
-def test_http_prefers_node_when_installed() -> None:
-    assert choose_engine(None, {}) == ("node" if node_binary() else "dukpy")
-    assert choose_engine(None, {"WERKBAUM_ENGINE": "dukpy"}) == "dukpy"
-    assert choose_engine("dukpy", {"WERKBAUM_ENGINE": "node"}) == "dukpy"
 
 
 @pytest.mark.skipif(node_binary() is None, reason="node not installed")

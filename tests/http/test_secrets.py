@@ -15,9 +15,9 @@ import pytest
 
 from tests.http.conftest import FULL_TOKEN, READ_TOKEN, TOKENS
 from werkbaum_core import Engine
+from werkbaum_core.engine import choose_executor
 from werkbaum_core.engine.node_executor import node_binary
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN, HttpConfig
-from werkbaum_http.engine import choose_engine
 
 SPY = (
     "globalThis.werkbaum.env = () => JSON.stringify("
@@ -29,7 +29,7 @@ SPY = (
 def test_js_never_sees_the_tokens(
     requested: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    kind = choose_engine(requested, {})
+    kind = choose_executor(requested, {})
     if kind == "node" and node_binary() is None:
         pytest.skip("node not installed")
     monkeypatch.setenv(ENV_TOKEN, FULL_TOKEN)

@@ -16,7 +16,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.stdio.conftest import claude_code_style
+from werkbaum_core.engine.node_executor import node_binary
 
 HANDSHAKE = [
     {
@@ -124,7 +127,7 @@ def test_closing_stdin_right_after_the_requests_still_answers_them_all(
     lines = [encoded(m) for m in HANDSHAKE] + [encoded(inspect_request(i)) for i in (1, 2, 3)]
     send_all(process, lines, close=True)
     got = [m["id"] for m in answers(process) if m.get("id") in (1, 2, 3)]
-    assert got == [1, 2, 3]
+    assert sorted(got) == [1, 2, 3]
 
 
 def test_a_host_that_stops_reading_does_not_hang_the_server(project: Path) -> None:
@@ -185,3 +188,44 @@ def test_stray_output_goes_to_stderr_while_serving_and_stdout_comes_back_after()
     stray = done.stderr.decode()
     assert stray.count("stray print") == stray.count("stray fd write") == 2
     assert stray.count("stray child") == 2
+
+
+def children(pid: int) -> list[str]:
+    """Names of the direct child processes of ``pid`` (Linux /proc)."""
+    names = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # gone meanwhile
+        name, rest = text.split("(", 1)[1].rsplit(")", 1)
+        if int(rest.split()[1]) == pid:  # field 4, after the state
+            names.append(name)
+    return names
+
+
+@pytest.mark.skipif(node_binary() is None, reason="node not installed")
+def test_the_default_engine_is_node_and_starts_on_the_first_call(project: Path) -> None:
+    process = start(project)
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    def ask(message: dict[str, Any]) -> dict[str, Any]:
+        stdin.write(encoded(message))
+        stdin.flush()
+        while True:
+            answer: dict[str, Any] = json.loads(stdout.readline())
+            if answer.get("id") == message["id"]:
+                return answer
+
+    try:
+        ask(HANDSHAKE[0])
+        stdin.write(encoded(HANDSHAKE[1]))
+        ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert children(process.pid) == []  # idle: no engine yet
+        inspected = ask(inspect_request(3))
+        assert inspected["result"]["structuredContent"]["warnings"] == []
+        assert children(process.pid) == ["node"]
+    finally:
+        stdin.close()
+        answers(process)

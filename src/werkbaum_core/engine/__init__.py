@@ -5,7 +5,8 @@
 
 Every method is one call across the Python↔JS boundary. Which executor runs
 the modules is chosen by argument or ``WERKBAUM_ENGINE`` (``dukpy`` default,
-``node``); which modules it runs by ``frontend`` or ``WERKBAUM_FRONTEND``.
+``node``, or ``auto``: node when installed); which modules it runs by
+``frontend`` or ``WERKBAUM_FRONTEND``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from werkbaum_core.convert import converter
+from werkbaum_core.engine.choice import AUTO, choose_executor
 from werkbaum_core.engine.modules import ModuleSet, missing_exports
 from werkbaum_core.engine.protocol import JSON, Executor
 from werkbaum_core.errors import (
@@ -93,6 +95,8 @@ class Engine:
         if sys.getrecursionlimit() < NESTING_HEADROOM:
             sys.setrecursionlimit(NESTING_HEADROOM)
         kind = kind or os.environ.get("WERKBAUM_ENGINE") or "dukpy"
+        if kind == AUTO:
+            kind = choose_executor(kind)
         if frontend is None:
             frontend = os.environ.get("WERKBAUM_FRONTEND") or None
         modules = ModuleSet.from_frontend(frontend)
@@ -309,4 +313,4 @@ def check_text_size(text: str) -> None:
         )
 
 
-__all__ = ["EXECUTORS", "Engine", "LazyEngine", "check_text_size"]
+__all__ = ["AUTO", "EXECUTORS", "Engine", "LazyEngine", "check_text_size", "choose_executor"]
