@@ -1,16 +1,22 @@
 """Goal 2: warm ``werkbaum_inspect`` through the stdio server vs the floor.
 
 The server is a subprocess (``werkbaum-mcp --root DIR``, default engine) driven
-by the official ``mcp`` client over stdio. The floor is what cannot be avoided:
-V8 running the project's own ``facade.js`` analysis in a plain ``node``
-process (``bench/v8_floor.mjs``) plus one MCP round trip through the same
-server (``werkbaum_read`` of a one-line file). Both rows use the same server
-and client in one run:
+by the official ``mcp`` client over stdio. The floor is the issue's: "the time
+V8 needs for the same analysis in a plain node process with the project's own
+JS modules" (``bench/v8_floor.mjs``: the whole analysis of the plan, JIT warm)
+"+ the round trip of werkbaum_read on a one-line file" (through the same
+server and client, in the same run). Rows:
 
-- warm: the unchanged file again and again (the agent pattern; the engine's
-  digest cache answers) vs V8 on the same text again (facade's run cache);
-- uncached: the file rewritten with a new ``%%`` comment line before each call
-  (untimed) vs V8 on a new text each call.
+- warm (the goal): the unchanged file again and again, the agent pattern; the
+  server answers from its digest cache;
+- uncached (honesty row): the file rewritten with a new ``%%`` comment line
+  before each call (untimed), so the server analyses on its executor each time;
+- warm against V8's own cache hit (info): V8 given the same text again only
+  shapes its cached run (~1 ms), a stricter floor than the issue's, which the
+  first benchmark report used for the warm row;
+- uncached with ``--engine dukpy`` (info): the fallback when node is missing.
+
+The server runs its default engine (``auto``: node when installed).
 """
 
 from __future__ import annotations
@@ -30,8 +36,11 @@ from bench.paths import REFERENCE_PLAN, STDIO_SERVER, V8_FLOOR, clean_env, with_
 from bench.rawrpc import PipeClient
 from bench.results import Goal, Section, Table
 from bench.timing import fmt_ms, fmt_ratio, median, percentile, sample, sample_async
+from werkbaum_core.engine import choose_executor
 
 TARGET = 2.0
+JIT_WARMUP = 20
+"""Untimed analyses before sampling, here and in ``v8_floor.mjs`` (``WARMUP``)."""
 ONE_LINE = "- [ ] One task\n"
 
 
@@ -48,10 +57,12 @@ def v8_floor(plan: Path, count: int, budget_s: float) -> dict[str, Any]:
     return result
 
 
-async def through_server(project: Path, count: int, budget_s: float) -> dict[str, list[float]]:
+async def through_server(
+    project: Path, count: int, budget_s: float, *engine: str
+) -> dict[str, list[float]]:
     params = StdioServerParameters(
         command=str(STDIO_SERVER),
-        args=["--root", str(project)],
+        args=["--root", str(project), *engine],
         cwd=str(project),
         env=clean_env(),
     )
@@ -69,7 +80,11 @@ async def through_server(project: Path, count: int, budget_s: float) -> dict[str
             plan.write_text(with_comment(text, f"stdio {i}"), encoding="utf-8")
 
         await call("werkbaum_read", "one.werkbaum")
-        await call("werkbaum_inspect", "werkbaum.werkbaum")  # engine loaded, JIT warm
+        for i in range(JIT_WARMUP):  # as many analyses of other texts as the V8 floor gets
+            rewrite(-1 - i)
+            await call("werkbaum_inspect", "werkbaum.werkbaum")
+        plan.write_text(text, encoding="utf-8")
+        await call("werkbaum_inspect", "werkbaum.werkbaum")
         read = await sample_async(lambda _: call("werkbaum_read", "one.werkbaum"), count, budget_s)
         warm = await sample_async(
             lambda _: call("werkbaum_inspect", "werkbaum.werkbaum"), count, budget_s
@@ -103,6 +118,14 @@ def through_raw_client(project: Path, count: int, budget_s: float) -> dict[str, 
         }
 
 
+def _compare(name: str, samples: list[float], v8: float, read: float) -> tuple[float, list[str]]:
+    """The ratio of the call's median to ``v8 + read``, and its table row."""
+    floor_ms = v8 + read
+    ratio = median(samples) / floor_ms
+    cells = [fmt_ms(median(samples)), fmt_ms(percentile(samples, 99)), fmt_ms(v8), fmt_ms(read)]
+    return ratio, [name, *cells, fmt_ms(floor_ms), fmt_ratio(ratio), str(len(samples))]
+
+
 def run(quick: bool) -> Section:
     count, budget = (10, 10.0) if quick else (60, 60.0)
     with tempfile.TemporaryDirectory(prefix="werkbaum-bench-") as tmp:
@@ -110,37 +133,32 @@ def run(quick: bool) -> Section:
         shutil.copy(REFERENCE_PLAN, project / "werkbaum.werkbaum")
         (project / "one.werkbaum").write_text(ONE_LINE, encoding="utf-8")
         server = anyio.run(through_server, project, count, budget)
+        dukpy = anyio.run(through_server, project, count, budget, "--engine", "dukpy")
         raw = through_raw_client(project, count, budget)
     floor = v8_floor(REFERENCE_PLAN, count, budget)
     read = median(server["read"])
-    section = Section("stdio", "2. Inspect latency through the stdio server (dukpy, default)")
+    kind = choose_executor(None, {})
+    section = Section(
+        "stdio", f"2. Inspect latency through the stdio server (default engine: {kind})"
+    )
+    analysis, cached = median(floor["uncached"]), median(floor["warm"])
+    comparisons = [
+        ("warm", analysis, "stdio inspect warm / floor (V8 analysis + read round trip)"),
+        ("uncached", analysis, "stdio inspect uncached / floor (honesty row)"),
+        ("warm", cached, "stdio inspect warm / (V8 cache hit + read round trip), stricter"),
+        ("uncached", analysis, "stdio inspect uncached, --engine dukpy / floor"),
+    ]
     rows = []
-    for name in ("warm", "uncached"):
-        v8 = median(floor[name])
-        floor_ms = v8 + read
-        measured = median(server[name])
-        ratio = measured / floor_ms
-        rows.append(
-            [
-                f"werkbaum_inspect {name}",
-                fmt_ms(measured),
-                fmt_ms(percentile(server[name], 99)),
-                fmt_ms(v8),
-                fmt_ms(read),
-                fmt_ms(floor_ms),
-                fmt_ratio(ratio),
-                str(len(server[name])),
-            ]
-        )
-        section.goals.append(
-            Goal(
-                f"stdio inspect {name} / floor (V8 analyze + read round trip)",
-                f"{fmt_ratio(ratio)} ({fmt_ms(measured)} ms vs {fmt_ms(floor_ms)} ms)",
-                f"≤ {TARGET:.1f}x" + ("" if name == "warm" else " (honesty row)"),
-                ratio <= TARGET,
-            )
-        )
-    headers = ["call", "median ms", "p99 ms", "V8 analyze ms", "read RTT ms", "floor ms"]
+    for index, (name, v8, label) in enumerate(comparisons):
+        samples = dukpy[name] if "dukpy" in label else server[name]
+        call = f"werkbaum_inspect {name}" + (", dukpy" if "dukpy" in label else "")
+        ratio, row = _compare(call, samples, v8, read)
+        rows.append(row)
+        verdict = ratio <= TARGET if index < 2 else None
+        target = f"≤ {TARGET:.1f}x" if verdict is not None else "- (info)"
+        measured = f"{fmt_ratio(ratio)} ({row[1]} ms vs {row[5]} ms)"
+        section.goals.append(Goal(label, measured, target, verdict))
+    headers = ["call", "median ms", "p99 ms", "V8 ms", "read RTT ms", "floor ms"]
     section.tables.append(Table("stdio vs floor", [*headers, "ratio", "n"], rows))
     parts = [
         ["official client: werkbaum_read one line", fmt_ms(read)],

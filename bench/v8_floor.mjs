@@ -2,8 +2,9 @@
 // timing globalThis.werkbaum.analyze({text}) on the plan.
 //   node bench/v8_floor.mjs PLAN_FILE COUNT BUDGET_MS
 // prints one JSON line {warm, uncached, stringify, phases} of millisecond samples:
+//   uncached  the text plus a unique %% comment line each call: the whole analysis,
+//             after WARMUP analyses of other texts so that V8's JIT is warm (the floor)
 //   warm      the same text again (facade's run cache hit: output shaping only)
-//   uncached  the text plus a unique %% comment line each call (full pipeline)
 //   stringify JSON.stringify of one warm result (what a host would send on)
 //   phases    parse / cheapest path / shaping of one uncached text, for profiles
 // Every loop stops at COUNT samples or BUDGET_MS, whichever comes first.
@@ -33,7 +34,8 @@ function samples(fn) {
   return out;
 }
 
-for (let i = 0; i < 3; i++) analyze({ text: fresh() }); // JIT warm-up on other texts
+const WARMUP = 20; // = JIT_WARMUP in stdio.py; with 3, quick runs timed a half-cold JIT
+for (let i = 0; i < WARMUP; i++) analyze({ text: fresh() });
 analyze({ text });
 const warm = samples(() => analyze({ text }));
 const uncached = samples(() => analyze({ text: fresh() }));
