@@ -3,8 +3,8 @@
 The SDK's ``stdio_server`` wraps both pipes in anyio's thread-wrapped text
 files: every line read, every write and every flush is a round trip to a
 worker thread, and every answer passes a text layer that encodes it to UTF-8
-once more. That was a large share of a warm ``werkbaum_inspect`` of a big plan
-(a 150 KB answer). Here one thread owns each pipe: the reader parses request
+once more (a ``werkbaum_read`` round trip from a raw pipe client: 3.1 ms with
+it, 2.0 ms with this transport). Here one thread owns each pipe: the reader parses request
 lines off the event loop and hands over messages; the event loop serialises an
 answer straight to bytes and queues it for the writer, which blocks on the pipe
 so the loop does not. As with the SDK, a line that is not a JSON-RPC message
@@ -185,7 +185,7 @@ class _Writer:
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._queue: queue.Queue[bytes] = queue.Queue(QUEUED)
-        self.failed: OSError | None = None
+        self._failed = False
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -200,9 +200,11 @@ class _Writer:
         self._queue.put(data)
 
     def drain(self) -> None:
-        """Write everything queued (unless writing failed), then end the thread."""
-        self._queue.put(b"")
-        self._thread.join()
+        """Write everything queued, then end the thread; give up after ``DRAIN_SECONDS``
+        (a host that stopped reading would otherwise keep the server alive)."""
+        with suppress(queue.Full):
+            self._queue.put(b"", timeout=DRAIN_SECONDS)
+        self._thread.join(DRAIN_SECONDS)
 
     def stop(self) -> None:
         """End the thread without waiting (teardown after an error)."""
@@ -211,14 +213,14 @@ class _Writer:
 
     def _run(self) -> None:
         while data := self._queue.get():  # b"" ends the thread
-            if self.failed is not None:
+            if self._failed:
                 continue
             view = memoryview(data)
             try:
                 while view:
                     view = view[os.write(self._fd, view) :]
-            except OSError as exc:  # the client closed its end: later answers are dropped
-                self.failed = exc
+            except OSError:  # the host closed its end: later answers are dropped
+                self._failed = True
 
 
 async def _send_answers(
