@@ -65,11 +65,16 @@ export function mixedGateWarnings(roots) {
   for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
   while (stack.length) {
     const n = stack.pop();
+    // A leaf has no visible children: no check, nothing to visit.
+    if (!n.children || !n.children.length) continue;
     const kids = model.visibleChildren(n, false);
     if (kids.length > 1) {
       const first = kids[0].type;
-      if (kids.some((k) => k.type !== first)) {
-        out.push({ type: 'mixedGate', line: kids[0].line, label: n.label });
+      for (let i = 1; i < kids.length; i++) {
+        if (kids[i].type !== first) {
+          out.push({ type: 'mixedGate', line: kids[0].line, label: n.label });
+          break;
+        }
       }
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
@@ -77,9 +82,8 @@ export function mixedGateWarnings(roots) {
   return out;
 }
 
-// §13.3: needed, not done, and nothing needed-and-open below (all children).
-// Pre-order with parent indices; reverse order visits children first.
-export function stationsOf(roots, set) {
+// Pre-order over every node with the parent index of each (-1 for roots).
+function flattenWithParents(roots) {
   const nodes = [];
   const parent = [];
   const stack = [];
@@ -93,15 +97,28 @@ export function stationsOf(roots, set) {
     const kids = n.children || EMPTY;
     for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], idx);
   }
+  return { nodes, parent };
+}
+
+// §13.3 on a flattened tree; reverse order visits children first. inSet[i]
+// (optional) is set.has(nodes[i]), when the caller has looked it up already.
+function stationsIn(nodes, parent, set, inSet) {
   const open = new Uint8Array(nodes.length);
   const openBelow = new Uint8Array(nodes.length);
   for (let i = nodes.length - 1; i >= 0; i--) {
-    open[i] = set.has(nodes[i]) && !model.isDone(nodes[i]) ? 1 : 0;
+    const needed = inSet ? inSet[i] === 1 : set.has(nodes[i]);
+    open[i] = needed && !model.isDone(nodes[i]) ? 1 : 0;
     if (parent[i] >= 0 && (open[i] || openBelow[i])) openBelow[parent[i]] = 1;
   }
   const out = [];
   for (let i = 0; i < nodes.length; i++) if (open[i] && !openBelow[i]) out.push(nodes[i]);
   return out;
+}
+
+// §13.3: needed, not done, and nothing needed-and-open below (all children).
+export function stationsOf(roots, set) {
+  const { nodes, parent } = flattenWithParents(roots);
+  return stationsIn(nodes, parent, set);
 }
 
 function lineOf(w) {
@@ -178,7 +195,14 @@ function mapToObject(map) {
 // Refs: '#id' for the first node carrying the id, else 'L<line>'.
 function refMaker(roots) {
   const first = new Map();
-  for (const n of preorder(roots)) if (n.id != null && !first.has(n.id)) first.set(n.id, n);
+  const stack = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
+  while (stack.length) {
+    const n = stack.pop();
+    if (n.id != null && !first.has(n.id)) first.set(n.id, n);
+    const kids = n.children || EMPTY;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  }
   return (n) => (n.id != null && first.get(n.id) === n ? '#' + n.id : 'L' + n.line);
 }
 
@@ -190,7 +214,7 @@ function nodeJson(n, ctx) {
   if (n.type && n.type !== 'and') o.gate = n.type;
   if (n.optional) o.optional = true;
   if (n.status) o.status = n.status.code;
-  const eff = ctx.effective.get(n);
+  const eff = ctx.effective.size ? ctx.effective.get(n) : undefined;
   if (eff) o.effectiveStatus = CODE_BY_KEY[eff];
   if (n.size) o.size = n.size;
   // Like the editor's "assumed" badge: only where a size is missing and the
@@ -204,7 +228,7 @@ function nodeJson(n, ctx) {
   if (n.fold) o.fold = n.fold;
   if (n.focus) o.focus = true;
   if (n.url != null) o.url = n.url;
-  const slug = ctx.slugs.get(n);
+  const slug = ctx.slugs.size ? ctx.slugs.get(n) : undefined;
   if (slug) o.taigaSlug = slug;
   const ref = taiga.ticketRefOf(n);
   if (ref) o.ticketRef = ref;
@@ -212,18 +236,20 @@ function nodeJson(n, ctx) {
 }
 
 // Builds the nested JSON tree iteratively (deep plans must not recurse).
+// The stack holds node and target list side by side (no pair per node).
 function treeJson(tops, ctx) {
   const out = [];
   const stack = [];
-  for (let i = tops.length - 1; i >= 0; i--) stack.push([tops[i], out]);
+  for (let i = tops.length - 1; i >= 0; i--) stack.push(tops[i], out);
   while (stack.length) {
-    const [n, into] = stack.pop();
+    const into = stack.pop();
+    const n = stack.pop();
     const o = nodeJson(n, ctx);
     into.push(o);
     const kids = n.children || EMPTY;
     if (kids.length) {
-      o.children = [];
-      for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], o.children]);
+      const list = (o.children = []);
+      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], list);
     }
   }
   return out;
@@ -239,9 +265,18 @@ export function warningJson(w) {
 function pathJson(run, scope, ref) {
   const set = run.plan ? run.plan.set : new Set();
   const inScope = (n) => !scope || scope.has(n);
-  const ordered = preorder(run.visible);
-  const needed = ordered.filter((n) => set.has(n) && inScope(n)).map(ref);
-  const stations = run.plan ? stationsOf(run.visible, set).filter(inScope).map(ref) : [];
+  // One flattening serves the needed list and the stations.
+  const { nodes, parent } = flattenWithParents(run.visible);
+  const inSet = new Uint8Array(nodes.length);
+  const needed = [];
+  if (set.size) {
+    for (let i = 0; i < nodes.length; i++) {
+      if (!set.has(nodes[i])) continue;
+      inSet[i] = 1;
+      if (inScope(nodes[i])) needed.push(ref(nodes[i]));
+    }
+  }
+  const stations = run.plan ? stationsIn(nodes, parent, set, inSet).filter(inScope).map(ref) : [];
   let loads = { loads: {}, total: 0, stations: {}, totalStations: 0 };
   if (run.plan) {
     const l = model.assigneeLoads(run.visible, set);

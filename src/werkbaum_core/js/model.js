@@ -60,6 +60,19 @@ function flatten(roots) {
   return { nodes, parent };
 }
 
+// True when test(n) holds for some node (all children), without building lists.
+function anyNode(roots, test) {
+  const stack = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
+  while (stack.length) {
+    const n = stack.pop();
+    if (test(n)) return true;
+    const kids = n.children;
+    if (kids) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------- gates and predicates
 
 export function gateOf(children) {
@@ -777,48 +790,40 @@ export function _cheapPlanBy(roots, method) {
 
 // ---------------------------------------------------------------- stations and loads (§13.3, §14)
 
-// openBelow[i]: some descendant is in the set and not done.
-function openBelowFlags(nodes, parent, set) {
-  const openBelow = new Uint8Array(nodes.length);
-  for (let i = nodes.length - 1; i >= 0; i--) {
-    const p = parent[i];
-    if (p < 0) continue;
-    if (openBelow[i] || (set.has(nodes[i]) && !isDone(nodes[i]))) openBelow[p] = 1;
-  }
-  return openBelow;
-}
-
 function isPathChild(k) {
   return !isDiscarded(k) && (!k.optional || isStarted(k));
 }
 
-// max(0, ownCost(n) − Σ ownCost(k) for k ∈ pathChildren(n) ∩ set), without
-// allocating the child list (this runs once per needed node).
-function marginIn(n, set) {
-  let parts = 0;
-  const kids = kidsOf(n);
-  for (let i = 0; i < kids.length; i++) {
-    const k = kids[i];
-    if (set.has(k) && isPathChild(k)) parts += ownCost(k);
-  }
-  return Math.max(0, ownCost(n) - parts);
-}
-
 export function assigneeLoads(roots, set) {
   const { nodes, parent } = flatten(roots);
-  const openBelow = openBelowFlags(nodes, parent, set);
-  const owners = new Array(nodes.length);
+  const N = nodes.length;
+  // Children before parents, in one pass: set membership once per node;
+  // openBelow[i]: some descendant is in the set and not done; parts[i]: the
+  // summed ownCost of i's path children in the set. A needed node's margin
+  // is max(0, ownCost(n) − parts).
+  const inSet = new Uint8Array(N);
+  const openBelow = new Uint8Array(N);
+  const parts = new Float64Array(N);
+  for (let i = N - 1; i >= 0; i--) {
+    const n = nodes[i];
+    if (set.has(n)) inSet[i] = 1;
+    const p = parent[i];
+    if (p < 0) continue;
+    if (openBelow[i] || (inSet[i] && !isDone(n))) openBelow[p] = 1;
+    if (inSet[i] && isPathChild(n)) parts[p] += ownCost(n);
+  }
+  const owners = new Array(N);
   const loads = new Map();
   const stations = new Map();
   let total = 0;
   let totalStations = 0;
-  for (let i = 0; i < nodes.length; i++) {
+  for (let i = 0; i < N; i++) {
     const n = nodes[i];
     const tags = n.tags || EMPTY;
     owners[i] = tags.length ? tags : (parent[i] >= 0 ? owners[parent[i]] : EMPTY);
-    if (!set.has(n)) continue;
+    if (!inSet[i]) continue;
     const own = owners[i];
-    const m = marginIn(n, set);
+    const m = Math.max(0, ownCost(n) - parts[i]);
     total += m;
     if (m > 0 && own.length) {
       const share = m / own.length;
@@ -851,25 +856,53 @@ export function progressRank(n) {
 
 // eff(n) = min rank over everything reachable through deps (the fixed point
 // of §10.2). Computed by reverse search from the lowest ranks upwards: the
-// first rank that reaches a node is its minimum.
+// first rank that reaches a node is its minimum. Only nodes on a dependency
+// edge take part: any other node reaches nothing but itself, so its eff is
+// its own rank and it never lowers another node.
 export function effectiveStatus(roots) {
-  const { nodes } = flatten(roots);
+  // One walk collects the nodes, the ones with deps and the ids they name;
+  // a second looks at ids only if there are any. Every pass over a large
+  // tree costs QuickJS cache misses on each node.
+  const nodes = [];
+  const withDeps = [];
+  const wanted = new Set();
+  const stack = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
+  while (stack.length) {
+    const n = stack.pop();
+    const deps = n.deps;
+    if (deps && deps.length) {
+      withDeps.push(nodes.length);
+      for (const d of deps) wanted.add(d);
+    }
+    nodes.push(n);
+    const kids = n.children;
+    if (kids) for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
+  }
+  if (!wanted.size) return new Map();
   const N = nodes.length;
   const byId = new Map();
   for (let i = 0; i < N; i++) {
-    if (nodes[i].id != null && !byId.has(nodes[i].id)) byId.set(nodes[i].id, i);
+    const id = nodes[i].id;
+    if (id != null && wanted.has(id) && !byId.has(id)) byId.set(id, i);
   }
   const reverse = new Array(N);
-  const rank = new Int8Array(N);
-  const bucket = [[], [], [], [], [], []];
-  for (let i = 0; i < N; i++) {
-    rank[i] = progressRank(nodes[i]);
-    bucket[rank[i]].push(i);
-    for (const d of nodes[i].deps || EMPTY) {
+  const member = new Uint8Array(N);
+  for (const i of withDeps) {
+    for (const d of nodes[i].deps) {
       const t = byId.get(d);
       if (t === undefined) continue;
       (reverse[t] || (reverse[t] = [])).push(i);
+      member[t] = 1;
+      member[i] = 1;
     }
+  }
+  const rank = new Int8Array(N);
+  const bucket = [[], [], [], [], [], []];
+  for (let i = 0; i < N; i++) {
+    if (!member[i]) continue;
+    rank[i] = progressRank(nodes[i]);
+    bucket[rank[i]].push(i);
   }
   const eff = new Int8Array(N).fill(-1);
   for (let r = 0; r < 6; r++) {
@@ -881,7 +914,7 @@ export function effectiveStatus(roots) {
     }
   }
   const out = new Map();
-  for (let i = 0; i < N; i++) if (eff[i] < rank[i]) out.set(nodes[i], RANK_KEYS[eff[i]]);
+  for (let i = 0; i < N; i++) if (member[i] && eff[i] < rank[i]) out.set(nodes[i], RANK_KEYS[eff[i]]);
   return out;
 }
 
@@ -931,19 +964,23 @@ export function initialCollapsed(roots, rescueFocus = true) {
 }
 
 function ownSlug(n) {
-  for (const m of n.marks || EMPTY) {
+  const marks = n.marks;
+  if (!marks || !marks.length) return null;
+  for (const m of marks) {
     if (m.startsWith('taiga.') && m.length > 'taiga.'.length) return m.slice('taiga.'.length);
   }
   return null;
 }
 
 export function taigaSlugs(roots) {
+  if (!anyNode(roots, ownSlug)) return new Map();
   const { nodes, parent } = flatten(roots);
   const slugs = new Array(nodes.length);
   const map = new Map();
   for (let i = 0; i < nodes.length; i++) {
-    slugs[i] = ownSlug(nodes[i]) || (parent[i] >= 0 ? slugs[parent[i]] : null);
-    if (slugs[i]) map.set(nodes[i], slugs[i]);
+    const slug = ownSlug(nodes[i]) || (parent[i] >= 0 ? slugs[parent[i]] : null);
+    slugs[i] = slug;
+    if (slug) map.set(nodes[i], slug);
   }
   return map;
 }

@@ -45,13 +45,16 @@ const LINE_RE =
   /^([ \t]*)([-|+]|=(?=[ \t]))?\s*(?:([><])(?=[ \t])\s*)?(?:\[([^\]])\]\s*)?(?:([><])(?=[ \t])\s*)?([\s\S]*)$/;
 
 const URL_RE = /https?:\/\/\S+/i;
-const SIZE_RE = /(^|\s)\((XXL|XS|XL|S|M|L)\)/gi;
-const TAG_RE = /@([\p{L}\p{N}._-]+)/gu;
 const MARK_RE = /(^|\s)&([\p{L}\p{N}._-]+)/gu;
-const ID_RE = /(^|\s)#([\p{L}\p{N}._-]+)(?::(?=\s|$))?/u;
 const DEPS_RE = /(^|\s):#([\p{L}\p{N}._-]+(?:,#[\p{L}\p{N}._-]+)*)/gu;
 const FOCUS_RE = /(^|\s)!!!(?=\s|$)/g;
 const DESC_HEADER_RE = /^#([\p{L}\p{N}._-]+):?\s*$/u;
+// The size, tag and id tokens of §4.2 are the matches of
+//   SIZE_RE = /(^|\s)\((XXL|XS|XL|S|M|L)\)/gi   (the last one counts)
+//   TAG_RE  = /@([\p{L}\p{N}._-]+)/gu          (all of them)
+//   ID_RE   = /(^|\s)#([\p{L}\p{N}._-]+)(?::(?=\s|$))?/u   (the first one)
+// extractTokens finds the same matches with lastSizeToken, removeTags and
+// firstIdToken, which try only the positions of '(', '@' and '#'.
 
 const hasOwn = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
 
@@ -87,16 +90,40 @@ function asText(text) {
 // §2: comments and continuation lines
 
 export function logicalLines(text) {
+  return readLogicalLines(text, true);
+}
+
+// parse() reads the records only, so lines without continuations share one
+// empty cont list there instead of allocating one each.
+const NO_CONT = [];
+
+function readLogicalLines(text, freshCont) {
   const phys = asText(text).split('\n');
   const out = [];
   let inDesc = false;
   for (let i = 0; i < phys.length; i++) {
-    const rec = { raw: stripComment(phys[i]), line: i + 1, cont: [] };
+    const rec = { raw: stripComment(phys[i]), line: i + 1, cont: freshCont ? [] : NO_CONT };
     if (!inDesc && isSeparator(rec.raw)) inDesc = true;
-    if (!inDesc) i = joinContinuations(rec, phys, i);
+    if (!inDesc && endsWithBackslash(rec.raw)) {
+      if (!freshCont) rec.cont = [];
+      i = joinContinuations(rec, phys, i);
+    }
     out.push(rec);
   }
   return out;
+}
+
+// True when the last character before trailing blanks is a backslash: the
+// only case in which joinContinuations can change anything (most lines are
+// not continued, and QuickJS pays for every array and join).
+function endsWithBackslash(raw) {
+  let end = raw.length;
+  while (end > 0) {
+    const c = raw.charCodeAt(end - 1);
+    if (c !== 32 && c !== 9) break;
+    end--;
+  }
+  return end > 0 && raw.charCodeAt(end - 1) === 92;
 }
 
 // The continuation loop of §2.2. The logical line is kept as a list of
@@ -146,15 +173,25 @@ function dropContinuation(parts) {
 // ---------------------------------------------------------------------------
 // §3/§4: one node line
 
+// trimStart removes exactly what /^\s+/ matches (WhiteSpace and
+// LineTerminator), without a regex run per line.
 function isShortDescLine(raw) {
-  const ts = raw.replace(/^\s+/, '');
-  return ts[0] === '"' && /[ \t]/.test(ts[1] || '');
+  return isShortDescHead(raw.trimStart());
+}
+
+// The same test on a line already stripped of its leading blanks.
+function isShortDescHead(ts) {
+  return ts[0] === '"' && (ts[1] === ' ' || ts[1] === '\t');
 }
 
 // Removes text[start, end) and returns the rest.
 function cut(text, start, end) {
   return text.slice(0, start) + text.slice(end);
 }
+
+// extractTokens' result: one reused record, read at once by parseNodeLine
+// (QuickJS pays for every object it creates, and this runs once per line).
+const TOKENS = { url: null, size: null, tags: null, marks: null, id: null, deps: null, focus: false, label: '' };
 
 // §4.2, steps 3–9, on the rest after indentation, gate, fold and box.
 // Each step first checks for its trigger character: most lines carry few
@@ -169,24 +206,14 @@ function extractTokens(rest) {
 
   // Only the last free-standing size token counts (D68).
   let size = null;
-  let lastSize = null;
-  if (rest.includes('(')) {
-    SIZE_RE.lastIndex = 0;
-    for (let m = SIZE_RE.exec(rest); m; m = SIZE_RE.exec(rest)) lastSize = m;
-  }
-  if (lastSize) {
-    size = lastSize[2].toUpperCase();
-    const start = lastSize.index + lastSize[1].length;
-    rest = cut(rest, start, lastSize.index + lastSize[0].length);
+  const sizeAt = lastSizeToken(rest);
+  if (sizeAt) {
+    size = sizeAt[1].toUpperCase();
+    rest = cut(rest, sizeAt.index, sizeAt.index + sizeAt[0].length);
   }
 
   const tags = [];
-  if (rest.includes('@')) {
-    rest = rest.replace(TAG_RE, (_all, tag) => {
-      tags.push(tag);
-      return '';
-    });
-  }
+  if (rest.includes('@')) rest = removeTags(rest, tags);
 
   const marks = [];
   if (rest.includes('&')) {
@@ -197,11 +224,10 @@ function extractTokens(rest) {
   }
 
   let id = null;
-  const idMatch = rest.includes('#') ? ID_RE.exec(rest) : null;
-  if (idMatch) {
-    id = idMatch[2];
-    const start = idMatch.index + idMatch[1].length;
-    rest = cut(rest, start, idMatch.index + idMatch[0].length);
+  const idAt = firstIdToken(rest);
+  if (idAt) {
+    id = idAt[1];
+    rest = cut(rest, idAt.index, idAt.index + idAt[0].length);
   }
 
   const deps = [];
@@ -220,11 +246,112 @@ function extractTokens(rest) {
     });
   }
 
-  const label = rest.replace(/\s+/g, ' ').trim();
-  return { url, size, tags, marks, id, deps, focus, label };
+  const out = TOKENS;
+  out.url = url;
+  out.size = size;
+  out.tags = tags;
+  out.marks = marks;
+  out.id = id;
+  out.deps = deps;
+  out.focus = focus;
+  out.label = squashBlanks(rest);
+  return out;
 }
 
-// Returns {node, width, boxChar} or null for a line that is ignored (§4.2).
+// The token scans below find what the global regexes of §4.2 find, but only
+// try the positions of the trigger character: QuickJS tries a regex at every
+// start position, and its generic replace() with a callback is slow.
+
+// JavaScript's \s (WhiteSpace and LineTerminator), by code unit.
+function isBlank(c) {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 0xa0) return false;
+  return c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028
+    || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+// The last match of SIZE_RE as [token, size] with index = the position of
+// '(' (the match without its leading blank), or null. SIZE_RE's matches
+// cannot overlap (each holds one blank, before its '('), so its last match is
+// the rightmost '(' that follows a blank or the start and opens a size token.
+const SIZE_AT_RE = /\((XXL|XS|XL|S|M|L)\)/iy;
+function lastSizeToken(rest) {
+  for (let at = rest.lastIndexOf('('); at >= 0; at = at > 0 ? rest.lastIndexOf('(', at - 1) : -1) {
+    if (at > 0 && !isBlank(rest.charCodeAt(at - 1))) continue;
+    SIZE_AT_RE.lastIndex = at;
+    const m = SIZE_AT_RE.exec(rest);
+    if (m) return m;
+  }
+  return null;
+}
+
+// rest.replace(TAG_RE, '') collecting the tags: each '@' followed by at least
+// one tag character starts a match; the scan resumes after it.
+const TAG_BODY_RE = /[\p{L}\p{N}._-]+/uy;
+function removeTags(rest, tags) {
+  let out = '';
+  let from = 0;
+  let at = rest.indexOf('@');
+  while (at >= 0) {
+    TAG_BODY_RE.lastIndex = at + 1;
+    const m = TAG_BODY_RE.exec(rest);
+    if (m) {
+      tags.push(m[0]);
+      out += rest.slice(from, at);
+      from = TAG_BODY_RE.lastIndex;
+      at = rest.indexOf('@', from);
+    } else {
+      at = rest.indexOf('@', at + 1);
+    }
+  }
+  return from ? out + rest.slice(from) : rest;
+}
+
+// The first match of ID_RE as [token, id] with index = the position of '#'
+// (the match without its leading blank), or null: the first '#' at the start
+// or after a blank that is followed by an id character.
+const ID_BODY_RE = /([\p{L}\p{N}._-]+)(?::(?=\s|$))?/uy;
+function firstIdToken(rest) {
+  for (let at = rest.indexOf('#'); at >= 0; at = rest.indexOf('#', at + 1)) {
+    if (at > 0 && !isBlank(rest.charCodeAt(at - 1))) continue;
+    // ASCII ids are read directly; the regex handles the rest of Unicode.
+    let end = at + 1;
+    while (end < rest.length && isAsciiIdChar(rest.charCodeAt(end))) end++;
+    if (end < rest.length && rest.charCodeAt(end) >= 128) {
+      ID_BODY_RE.lastIndex = at + 1;
+      const m = ID_BODY_RE.exec(rest);
+      if (m) return { 0: '#' + m[0], 1: m[1], index: at };
+      continue;
+    }
+    if (end === at + 1) continue;
+    const id = rest.slice(at + 1, end);
+    // The optional ':' counts only before a blank or the end.
+    if (rest.charCodeAt(end) === 58 && (end + 1 === rest.length || isBlank(rest.charCodeAt(end + 1)))) end++;
+    return { 0: rest.slice(at, end), 1: id, index: at };
+  }
+  return null;
+}
+
+// [A-Za-z0-9._-]: the ASCII part of the id character class.
+function isAsciiIdChar(c) {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 46 || c === 95 || c === 45;
+}
+
+// rest.replace(/\s+/g, ' ').trim(): trimming first gives the same string,
+// and most labels then have no blank run left to replace.
+function squashBlanks(rest) {
+  const t = rest.trim();
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 32 ? t.charCodeAt(i + 1) === 32 : isBlank(c)) return t.replace(/\s+/g, ' ');
+  }
+  return t;
+}
+
+// Returns {node, width, boxChar} (one reused record, read at once by parse)
+// or null for a line that is ignored (§4.2).
+const NODE_LINE = { node: null, width: 0, boxChar: undefined };
+
 function parseNodeLine(rec) {
   const m = LINE_RE.exec(rec.raw);
   if (!m) return null; // cannot happen with the [\s\S]* tail; kept as a guard
@@ -262,7 +389,12 @@ function parseNodeLine(rec) {
     children: [],
     line: rec.line,
   };
-  return { node, width: indentWidth(m[1]), boxChar };
+  tokens.tags = tokens.marks = tokens.deps = null; // no references kept in the reused record
+  const out = NODE_LINE;
+  out.node = node;
+  out.width = indentWidth(m[1]);
+  out.boxChar = boxChar;
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -288,19 +420,7 @@ function assembleDesc(parts) {
 }
 
 // ---------------------------------------------------------------------------
-// Tree walks (iterative)
-
-// Calls visit(node) for every node in pre-order (document order).
-function walkPreOrder(roots, visit) {
-  const stack = [];
-  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
-  while (stack.length) {
-    const node = stack.pop();
-    visit(node);
-    const kids = node.children;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
-  }
-}
+// Checks after the tree is built
 
 function isRealizedNode(node) {
   return node.status !== null && REALIZED_KEYS.has(node.status.key);
@@ -343,7 +463,7 @@ function checkSize(node, warnings) {
 
 // Handles one logical line of the description part (§8.2). `state.block` is
 // null (no block), {info: null} (unknown id, swallowing) or {info}.
-function scanDescLine(rec, state, idFirst, descInfo, warnings) {
+function scanDescLine(rec, state, idFirst, infoOf, warnings) {
   const raw = rec.raw;
   if (isSeparator(raw)) return;
   const block = state.block;
@@ -367,7 +487,7 @@ function scanDescLine(rec, state, idFirst, descInfo, warnings) {
   if (header) {
     const node = idFirst.get(header[1]);
     if (node) {
-      const info = descInfo.get(node);
+      const info = infoOf(node);
       addDescLine(info, rec.line);
       state.block = { info };
     } else {
@@ -381,34 +501,45 @@ function scanDescLine(rec, state, idFirst, descInfo, warnings) {
 }
 
 export function parse(text) {
-  const recs = logicalLines(text);
+  const recs = readLogicalLines(text, false);
   const roots = [];
   const warnings = [];
   const idFirst = new Map(); // id -> node of its first assignment
-  const descInfo = new Map(); // node -> {parts, lines}
-  const stack = []; // [{width, node}], innermost last
+  // node -> {parts, lines}, created on a node's first description part or
+  // line: most nodes have none, and a node without one keeps desc and
+  // descLines null, which is what assembling empty lists gives.
+  const descInfo = new Map();
+  const infoOf = (node) => {
+    let info = descInfo.get(node);
+    if (!info) descInfo.set(node, (info = { parts: [], lines: [] }));
+    return info;
+  };
+  const nodes = []; // every node in document order, which is pre-order
+  const widths = []; // the open nodes' indentation widths, innermost last
+  const open = []; // the open nodes
   let lastNode = null;
   let inDesc = false;
   const descState = { block: null };
 
   for (const rec of recs) {
     if (inDesc) {
-      scanDescLine(rec, descState, idFirst, descInfo, warnings);
+      scanDescLine(rec, descState, idFirst, infoOf, warnings);
       continue;
     }
     if (isSeparator(rec.raw)) {
       inDesc = true;
       continue;
     }
-    if (rec.raw.trim() === '') continue;
+    const head = rec.raw.trimStart();
+    if (head === '') continue;
 
-    if (isShortDescLine(rec.raw)) {
+    if (isShortDescHead(head)) {
       if (!lastNode) {
         warnings.push({ type: 'descStray', line: rec.line });
         continue;
       }
-      const info = descInfo.get(lastNode);
-      addDescPart(info, rec.raw.replace(/^\s+/, '').slice(2).trim());
+      const info = infoOf(lastNode);
+      addDescPart(info, head.slice(2).trim());
       // Lines joined onto a short line are not recorded (upstream test).
       addDescLine(info, rec.line);
       continue;
@@ -417,13 +548,19 @@ export function parse(text) {
     const parsed = parseNodeLine(rec);
     if (!parsed) continue;
     const { node, width, boxChar } = parsed;
+    parsed.node = null; // the reused record holds no node past this line
 
-    while (stack.length && stack[stack.length - 1].width >= width) stack.pop();
-    if (stack.length) stack[stack.length - 1].node.children.push(node);
+    while (widths.length && widths[widths.length - 1] >= width) {
+      widths.pop();
+      open.pop();
+    }
+    if (open.length) open[open.length - 1].children.push(node);
     else roots.push(node);
-    stack.push({ width, node });
+    widths.push(width);
+    open.push(node);
+    nodes.push(node);
     lastNode = node;
-    descInfo.set(node, { parts: [], lines: rec.cont.slice() });
+    if (rec.cont.length) descInfo.set(node, { parts: [], lines: rec.cont.slice() });
 
     if (boxChar !== undefined && node.status === null) {
       warnings.push({ type: 'unknownStatus', line: rec.line, code: boxChar });
@@ -440,14 +577,24 @@ export function parse(text) {
     node.descLines = info.lines.length ? info.lines : null;
   }
 
-  walkPreOrder(roots, (node) => {
-    for (const dep of node.deps) {
-      if (!idFirst.has(dep)) warnings.push({ type: 'unknownDep', line: node.line, id: dep });
+  // One pass in pre-order; the warnings keep the order of three passes:
+  // unknown deps, then xor conflicts (roots first), then size conflicts.
+  const xorWarnings = [];
+  const sizeWarnings = [];
+  checkXorGroup(roots, xorWarnings);
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
+    const deps = node.deps;
+    for (let d = 0; d < deps.length; d++) {
+      if (!idFirst.has(deps[d])) warnings.push({ type: 'unknownDep', line: node.line, id: deps[d] });
     }
-  });
-  checkXorGroup(roots, warnings);
-  walkPreOrder(roots, (node) => checkXorGroup(node.children, warnings));
-  walkPreOrder(roots, (node) => checkSize(node, warnings));
+    if (node.children.length) {
+      checkXorGroup(node.children, xorWarnings);
+      checkSize(node, sizeWarnings);
+    }
+  }
+  for (const w of xorWarnings) warnings.push(w);
+  for (const w of sizeWarnings) warnings.push(w);
 
   return { roots, warnings };
 }
@@ -486,7 +633,7 @@ function commentFree(line) {
 function treeLayout(text) {
   const contLines = new Set();
   let sepIndex = -1;
-  for (const rec of logicalLines(text)) {
+  for (const rec of readLogicalLines(text, false)) {
     for (const c of rec.cont) contLines.add(c - 1);
     if (sepIndex < 0 && isSeparator(rec.raw)) sepIndex = rec.line - 1;
   }

@@ -24,8 +24,16 @@ export function slugToken(slug) {
 
 export function ticketRefOf(node) {
   if (!node) return null;
-  if (typeof node.id === 'string' && TICKET_ID_RE.test(node.id)) return node.id;
-  const m = LABEL_REF_RE.exec(' ' + (node.label || '') + ' ');
+  const id = node.id;
+  // TICKET_ID_RE needs a leading U or T; checking it first spares the regex
+  // run for almost every id.
+  if (typeof id === 'string' && (id.charCodeAt(0) === 85 || id.charCodeAt(0) === 84) && TICKET_ID_RE.test(id)) {
+    return id;
+  }
+  const label = node.label || '';
+  // No '#', no match: skips building the padded string and a regex run.
+  if (typeof label === 'string' && !label.includes('#')) return null;
+  const m = LABEL_REF_RE.exec(' ' + label + ' ');
   return m ? m[1] : null;
 }
 
