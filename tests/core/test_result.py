@@ -44,3 +44,15 @@ def test_the_engines_analysis_text_is_what_encoding_its_object_gives(
     spliced = ToolResult.with_first("base", BASE, engine.analysis_text(text))
     assert spliced.text == to_text(spliced.data)
     assert spliced.data == {"base": BASE, **engine.analyze_json(text)}
+
+
+def test_results_of_one_text_share_its_parse_but_not_their_top_level() -> None:
+    text = '{"tree":[{"label":"A","line":1}],"warnings":[]}'
+    first = ToolResult.with_first("base", BASE, text)
+    second = ToolResult.with_first("base", {**BASE, "version": 2}, text)
+    assert first.data is not second.data
+    assert first.data["tree"] is second.data["tree"]  # parsed once
+    assert second.data["base"]["version"] == 2 and first.data["base"]["version"] is None
+    plain = ToolResult.from_text(text)
+    assert plain.data == {"tree": [{"label": "A", "line": 1}], "warnings": []}
+    assert "base" not in plain.data and plain.text == text

@@ -10,7 +10,6 @@ audit sink. A handler takes the validated arguments and the caller's
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -127,7 +126,7 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
     analysis = services.engine.analysis_text(text, id=args.get("id"), include=args.get("include"))
     if has_source:
         return ToolResult.with_first("base", snapshot.base.to_json(), analysis)
-    return ToolResult(json.loads(analysis), analysis)
+    return ToolResult.from_text(analysis)
 
 
 # ------------------------------------------------------------------ write tools
