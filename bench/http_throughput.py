@@ -117,11 +117,17 @@ def idle_probes(url: str, count: int = 50) -> dict[str, list[float]]:
 
 
 def measure_server(
-    url: str, pid: int, backend_pid: int, job: dict[str, Any], workers: int, quick: bool
+    url: str,
+    pid: int,
+    backend_pid: int,
+    job: dict[str, Any],
+    workers: int,
+    quick: bool,
+    combos: list[tuple[str, str]] | None = None,
 ) -> tuple[list[Run], dict[str, list[float]]]:
     idle = idle_probes(url, 20 if quick else 50)
     runs = []
-    for mode, connection in itertools.product(MODES, CONNECTIONS):
+    for mode, connection in combos or list(itertools.product(MODES, CONNECTIONS)):
         if connection == CONNECTIONS[0]:  # new connections reach every worker: all warm
             warm = {**job, "mode": mode, "connection": "close", "calls": 2, "deadline_s": 60}
             load({**warm, "nonce": f"warm{workers}"}, 120)
@@ -177,23 +183,37 @@ def run(quick: bool) -> Section:
                     url, process.pid, bk.pid, job, workers, quick
                 )
                 runs.extend(measured)
-    return report(runs, idle, clients, calls)
+        # Info: the in-process engine, whose JS holds the worker's GIL, on the text load.
+        in_process: list[Run] = []
+        for workers in (1, 2):
+            log = Path(tmp) / "server.log"
+            with server(base, workers, token, log, "--engine", "dukpy") as (url, process):
+                job["url"] = url
+                measured, _ = measure_server(
+                    url, process.pid, bk.pid, job, workers, quick, [("text", "close")]
+                )
+                in_process.extend(measured)
+    return report(runs, idle, clients, calls, in_process)
 
 
 def report(
-    runs: list[Run], idle: dict[int, dict[str, list[float]]], clients: int, calls: int
+    runs: list[Run],
+    idle: dict[int, dict[str, list[float]]],
+    clients: int,
+    calls: int,
+    in_process: list[Run],
 ) -> Section:
     engine = choose_executor(None, {})
     section = Section("http", f"4. HTTP throughput (werkbaum-mcp-http, default engine {engine})")
     rows = []
-    for r in runs:
+    for r in [*runs, *in_process]:
         lat, probes = r.result["latencies_ms"], r.result["probes_ms"]
         statuses = ", ".join(f"{k}x{v}" for k, v in r.result["statuses"].items())
         elapsed = r.result["elapsed_s"]
         split = " · ".join(f"{py / elapsed:.2f}+{node / elapsed:.2f}" for py, node in r.per_worker)
         rows.append(
             [
-                str(r.workers),
+                str(r.workers) + (" (dukpy)" if r in in_process else ""),
                 r.mode,
                 r.connection,
                 f"{r.calls}/{r.result['planned']}",
@@ -237,7 +257,19 @@ def report(
                 ratio >= TARGET,
             )
         )
-    failures = sum(r.result["failures"] for r in runs)
+    one, two = in_process
+    ratio = two.throughput / one.throughput
+    worst = max(percentile(r.result["probes_ms"], 99) for r in in_process)
+    section.goals.append(
+        Goal(
+            "HTTP text, close, --engine dukpy: 2 workers / 1 worker; healthz p99 (worst)",
+            f"{fmt_ratio(ratio)} ({two.throughput:.1f} vs {one.throughput:.1f} calls/s); "
+            f"{fmt_ms(worst)} ms",
+            "- (info: JS in the worker's process)",
+            None,
+        )
+    )
+    failures = sum(r.result["failures"] for r in [*runs, *in_process])
     section.goals.append(Goal("HTTP failures (all runs)", str(failures), "0", failures == 0))
     sequential = {w: percentile(kinds["keep-alive, back to back"], 50) for w, kinds in idle.items()}
     section.goals.append(
@@ -261,6 +293,8 @@ def report(
         "werkbaum.werkbaum plus a unique comment line (full JS work each call). The load "
         "client, the backend stand-in and the server share the machine's cores; 'cores' = "
         "CPU seconds / wall seconds of the run; 'other' = the machine's busy time outside "
-        "this benchmark (/proc/stat), i.e. other work on the shared machine."
+        "this benchmark (/proc/stat), i.e. other work on the shared machine. Rows marked "
+        "(dukpy): the same text load with --engine dukpy, whose JS runs in the worker "
+        "process and holds its GIL (one core per worker, but the event loop waits)."
     )
     return section

@@ -82,10 +82,10 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
 
 @contextlib.contextmanager
 def server(
-    backend_url: str, workers: int, token: str, log: Path
+    backend_url: str, workers: int, token: str, log: Path, *extra: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
-    argv = [str(HTTP_SERVER), "--port", str(port), "--server", backend_url]
+    argv = [str(HTTP_SERVER), "--port", str(port), "--server", backend_url, *extra]
     with log.open("ab") as out:
         process = subprocess.Popen(
             [*argv, "--workers", str(workers)],
