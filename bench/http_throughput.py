@@ -28,7 +28,6 @@ from bench.procs import (
     children,
     cpu_seconds,
     machine_busy_seconds,
-    names,
     tree,
     tree_cpu_seconds,
 )
@@ -64,10 +63,19 @@ class Run:
         return self.calls / float(self.result["elapsed_s"])
 
 
-def workers_of(pid: int) -> list[int]:
-    """The uvicorn worker processes: the server itself, or its children with a node child."""
-    found = [c for c in children(pid) if "node" in names(children(c))]
-    return found or [pid]
+def workers_of(pid: int, count: int) -> list[int]:
+    """The uvicorn worker processes: the server itself, or (``--workers`` > 1) the
+    supervisor's children that multiprocessing spawned (not its resource tracker)."""
+    if count == 1:
+        return [pid]
+    return [c for c in children(pid) if b"spawn_main" in command_line(c)]
+
+
+def command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def cpu_snapshot(pid: int) -> dict[int, float]:
@@ -75,10 +83,10 @@ def cpu_snapshot(pid: int) -> dict[int, float]:
 
 
 def per_worker(
-    pid: int, before: dict[int, float], after: dict[int, float]
+    pid: int, count: int, before: dict[int, float], after: dict[int, float]
 ) -> list[tuple[float, float]]:
     split = []
-    for worker in workers_of(pid):
+    for worker in workers_of(pid, count):
         engines = children(worker)
         python = after.get(worker, 0.0) - before.get(worker, 0.0)
         node = sum(after.get(c, 0.0) - before.get(c, 0.0) for c in engines)
@@ -147,7 +155,7 @@ def measure_server(
                 result,
                 server_cpu,
                 backend_cpu,
-                per_worker(pid, before, after),
+                per_worker(pid, workers, before, after),
                 max(0.0, machine - ours),
             )
         )

@@ -133,7 +133,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
-        http="werkbaum_http.nodelay:NoDelayH11Protocol",
+        http=f"werkbaum_http.connections:{'Sharing' if workers > 1 else 'NoDelay'}H11Protocol",
         access_log=False,  # werkbaum_http.access logs without query strings
         server_header=False,
         log_level="info",

@@ -36,6 +36,7 @@ from tests.http.conftest import (
 )
 from tests.stdio.conftest import structured
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN
+from werkbaum_http.connections import REQUESTS_PER_CONNECTION
 
 INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 
@@ -295,7 +296,7 @@ def test_worker_connections_disable_nagle() -> None:
     import contextlib
     import socket
 
-    from werkbaum_http.nodelay import NoDelayH11Protocol
+    from werkbaum_http.connections import NoDelayH11Protocol
 
     class Transport:
         def __init__(self, sock: socket.socket) -> None:
@@ -320,3 +321,29 @@ def test_worker_connections_disable_nagle() -> None:
     finally:
         for sock in (client, accepted, listener):
             sock.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_kept_alive_connections_are_handed_back_only_with_several_workers(
+    backend: Backend, tmp_path: Path, workers: int
+) -> None:
+    args = ["--server", backend.base_url, "--workers", str(workers)]
+    with server_process(args, tmp_path / "server.log") as served, httpx.Client() as http:
+        ports, closes = set(), 0
+        for _ in range(25):
+            with http.stream("GET", f"{served.base_url}/healthz") as response:
+                stream = response.extensions["network_stream"]
+                ports.add(stream.get_extra_info("client_addr")[1])
+                assert response.read() and response.status_code == 200
+            closes += response.headers.get("connection") == "close"
+    assert (closes, len(ports)) == ((2, 3) if workers > 1 else (0, 1))
+
+
+@pytest.mark.anyio
+async def test_mcp_clients_follow_handed_back_connections(backend: Backend, tmp_path: Path) -> None:
+    args = ["--server", backend.base_url, "--workers", "2"]
+    with server_process(args, tmp_path / "server.log") as served:
+        for mode in MODES:
+            async with connect(served.base_url, FULL_TOKEN, mode) as client:
+                for _ in range(3 * REQUESTS_PER_CONNECTION):
+                    assert len((await client.list_tools()).tools) == 9
