@@ -22,5 +22,6 @@ def test_quick_memory_section_runs_and_prints_the_goal_table() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| goal | measured | target | verdict |" in done.stdout
-    assert "idle RSS werkbaum-mcp --engine dukpy - echo" in done.stdout
+    assert "idle RSS werkbaum-mcp (default: auto = " in done.stdout
+    assert "RSS werkbaum-mcp --engine dukpy after 1 inspect (engine loaded) - echo" in done.stdout
     assert "| echo MCPServer |" in done.stdout
