@@ -110,3 +110,20 @@ def claude_code_style(project: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(SERVER), args=["--root", ".", *extra], cwd=str(project), env=env
     )
+
+
+def raw_handshake(request_id: int | str, client: str) -> list[dict[str, Any]]:
+    """The legacy handshake as raw JSON-RPC messages, for tests that talk over the pipes."""
+    return [
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": client, "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]

@@ -18,22 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.stdio.conftest import claude_code_style
+from tests.stdio.conftest import claude_code_style, raw_handshake
 from werkbaum_core.engine.node_executor import node_binary
 
-HANDSHAKE = [
-    {
-        "jsonrpc": "2.0",
-        "id": "init",
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "pipe-test", "version": "0"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-]
+HANDSHAKE = raw_handshake("init", "pipe-test")
 
 
 def inspect_request(request_id: int) -> dict[str, Any]:

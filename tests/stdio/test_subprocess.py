@@ -14,7 +14,13 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from tests.conftest import REPO
-from tests.stdio.conftest import MODES, audit_lines, claude_code_style, structured
+from tests.stdio.conftest import (
+    MODES,
+    audit_lines,
+    claude_code_style,
+    raw_handshake,
+    structured,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -53,17 +59,7 @@ async def test_reference_plan_end_to_end(mode: str, project: Path) -> None:
 
 def test_stdout_carries_json_rpc_only(project: Path) -> None:
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *raw_handshake(1, "raw-test"),
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {
             "jsonrpc": "2.0",
