@@ -11,6 +11,7 @@ import pytest
 from tests.backend import Backend, BackendConfig, running_backend
 from tests.backend.human import Human
 from werkbaum_core import EXECUTORS, Engine
+from werkbaum_core.engine import LazyEngine
 from werkbaum_core.engine.node_executor import node_binary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,22 +41,33 @@ def _available(kind: str) -> bool:
     return True
 
 
+def engine_on(kind: str, *extra_entries: Path) -> Iterator[Engine]:
+    """The bundled modules (plus test-only entry modules) on executor ``kind``,
+    or a skip when that executor is not installed."""
+    if not _available(kind):
+        pytest.skip(f"{kind} executor not available")
+    with Engine.create(kind, frontend="", extra_entries=extra_entries) as eng:
+        yield eng
+
+
 @pytest.fixture(scope="session", params=EXECUTORS)
 def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     """The bundled modules on each executor (the same suite runs on all of them)."""
-    if not _available(request.param):
-        pytest.skip(f"{request.param} executor not available")
-    with Engine.create(request.param, frontend="") as eng:
-        yield eng
+    yield from engine_on(request.param)
 
 
 @pytest.fixture(scope="session", params=EXECUTORS)
 def conformance_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     """An engine that also loads the test-only conformance harness."""
-    if not _available(request.param):
-        pytest.skip(f"{request.param} executor not available")
-    with Engine.create(request.param, frontend="", extra_entries=[CONFORMANCE_JS]) as eng:
-        yield eng
+    yield from engine_on(request.param, CONFORMANCE_JS)
+
+
+@pytest.fixture(scope="session")
+def shared_engine() -> Iterator[LazyEngine]:
+    """One in-process engine for the servers built in-process by the tests."""
+    engine = LazyEngine("dukpy", "")
+    yield engine
+    engine.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, _available, fixture_plans
+from tests.conftest import REPO, engine_on, fixture_plans
 from tests.plangen import coupled_closure_plan, plan
 from werkbaum_core import EXECUTORS, Engine
 
@@ -31,10 +31,7 @@ is skipped and the fast methods are compared with each other only."""
 
 @pytest.fixture(scope="module", params=EXECUTORS)
 def probe_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
-    if not _available(request.param):
-        pytest.skip(f"{request.param} executor not available")
-    with Engine.create(request.param, frontend="", extra_entries=[PROBE_JS]) as eng:
-        yield eng
+    yield from engine_on(request.param, PROBE_JS)
 
 
 def probe(engine: Engine, text: str, methods: list[str]) -> dict[str, dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -43,13 +43,6 @@ INSPECT_CALLS: list[dict[str, Any]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def stdio_engine() -> Iterator[LazyEngine]:
-    engine = LazyEngine("dukpy", "")
-    yield engine
-    engine.close()
-
-
 @contextlib.asynccontextmanager
 async def stdio_client(
     root: Path, engine: LazyEngine, mode: str, servers: tuple[str, ...] = ()
@@ -70,9 +63,9 @@ def wire(tool: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("token", [FULL_TOKEN, READ_TOKEN], ids=["full", "read"])
 async def test_http_tools_are_a_subset_with_identical_definitions(
-    mode: str, token: str, base_url: str, tmp_path: Path, stdio_engine: LazyEngine
+    mode: str, token: str, base_url: str, tmp_path: Path, shared_engine: LazyEngine
 ) -> None:
-    async with stdio_client(tmp_path, stdio_engine, mode) as local:
+    async with stdio_client(tmp_path, shared_engine, mode) as local:
         local_tools = {tool.name: wire(tool) for tool in (await local.list_tools()).tools}
         local_prompts = [p.model_dump() for p in (await local.list_prompts()).prompts]
         local_guide = (await local.read_resource("werkbaum://guide")).contents[0]
@@ -91,9 +84,9 @@ async def test_http_tools_are_a_subset_with_identical_definitions(
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_inspect_gives_byte_identical_json_over_stdio_and_http(
-    mode: str, base_url: str, tmp_path: Path, stdio_engine: LazyEngine
+    mode: str, base_url: str, tmp_path: Path, shared_engine: LazyEngine
 ) -> None:
-    async with stdio_client(tmp_path, stdio_engine, mode) as local:
+    async with stdio_client(tmp_path, shared_engine, mode) as local:
         local_results = [await local.call_tool("werkbaum_inspect", a) for a in INSPECT_CALLS]
     async with connect(base_url, FULL_TOKEN, mode) as remote:
         remote_results = [await remote.call_tool("werkbaum_inspect", a) for a in INSPECT_CALLS]
@@ -133,11 +126,11 @@ def document_calls(document: str, base: dict[str, Any]) -> list[tuple[str, dict[
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_document_calls_give_byte_identical_json_over_stdio_and_http(
-    mode: str, base_url: str, backend: Backend, tmp_path: Path, stdio_engine: LazyEngine
+    mode: str, base_url: str, backend: Backend, tmp_path: Path, shared_engine: LazyEngine
 ) -> None:
     document = create_document(backend, REFERENCE, title="Werkbaum")
     servers = (backend.base_url,)
-    async with stdio_client(tmp_path, stdio_engine, mode, servers) as local:
+    async with stdio_client(tmp_path, shared_engine, mode, servers) as local:
         base = (await local.call_tool("werkbaum_read", {"source": document})).structured_content
         assert base is not None
         calls = document_calls(document, base["base"])

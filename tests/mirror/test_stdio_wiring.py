@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,13 +25,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def lazy_engine() -> Iterator[LazyEngine]:
-    engine = LazyEngine("dukpy", "")
-    yield engine
-    engine.close()
-
-
 def config(repo: Path, backend: Backend, doc: str) -> StdioConfig:
     return StdioConfig(
         roots=Roots.from_args([str(repo)]),
@@ -42,11 +34,11 @@ def config(repo: Path, backend: Backend, doc: str) -> StdioConfig:
 
 
 async def test_reads_and_writes_of_the_mirror_file_go_to_the_document(
-    repo: Path, backend: Backend, human: Human, lazy_engine: LazyEngine
+    repo: Path, backend: Backend, human: Human, shared_engine: LazyEngine
 ) -> None:
     doc = human.create(PLAN, title="Roadmap")
     url = f"{backend.base_url}/api/v1/documents/{doc}"
-    server = build_server(config(repo, backend, doc), lazy_engine)
+    server = build_server(config(repo, backend, doc), shared_engine)
     before = commits(repo)
     info = Implementation(name="claude-code", version="2")
     async with Client(server, mode="legacy", client_info=info) as client:
@@ -67,10 +59,10 @@ async def test_reads_and_writes_of_the_mirror_file_go_to_the_document(
 
 
 def test_a_mirror_outside_a_git_work_tree_is_a_start_up_error(
-    tmp_path: Path, backend: Backend, human: Human, lazy_engine: LazyEngine
+    tmp_path: Path, backend: Backend, human: Human, shared_engine: LazyEngine
 ) -> None:
     plain = tmp_path / "not-a-repo"
     plain.mkdir()
     doc = human.create(PLAN)
     with pytest.raises(WerkbaumError, match="git"):
-        build_server(config(plain, backend, doc), lazy_engine)
+        build_server(config(plain, backend, doc), shared_engine)

@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,6 @@ MODES = ["auto", "legacy"]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(scope="session")
-def shared_engine() -> Iterator[LazyEngine]:
-    engine = LazyEngine("dukpy", "")
-    yield engine
-    engine.close()
 
 
 @pytest.fixture
