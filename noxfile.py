@@ -7,6 +7,7 @@ node (for the node executor and the MCP Inspector).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nox
@@ -16,6 +17,12 @@ nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
+TEST_TOOLS = {
+    "node": "node 20 or newer (Debian/Ubuntu: apt install nodejs; or https://nodejs.org)",
+    "npm": "npm (it comes with node; Debian/Ubuntu: apt install npm)",
+    "git": "git (Debian/Ubuntu: apt install git)",
+}
+"""Programs the tests need that nox cannot install into an environment."""
 
 
 def _sync(session: nox.Session) -> None:
@@ -52,9 +59,16 @@ def _npm_install(session: nox.Session) -> None:
         )
 
 
+def _require_tools(session: nox.Session) -> None:
+    missing = [need for tool, need in TEST_TOOLS.items() if shutil.which(tool) is None]
+    if missing:
+        session.error("the tests need " + "; ".join(missing) + " on the PATH")
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The whole test suite (conformance on every executor, protocol, CLI, backend)."""
+    _require_tools(session)
     _sync(session)
     _npm_install(session)
     session.run("pytest", "-q", *session.posargs)

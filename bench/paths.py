@@ -1,4 +1,4 @@
-"""Where things are: the repository, the shared fixture plans, the console scripts."""
+"""Where things are: the repository, the fixture plans (tests/data), the console scripts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "plans"
+FIXTURES = REPO / "tests" / "data" / "plans"
 REFERENCE_PLAN = FIXTURES / "werkbaum.werkbaum"
 BIN = Path(sys.executable).parent
 STDIO_SERVER = BIN / "werkbaum-mcp"

@@ -1,4 +1,5 @@
-"""Shared fixtures: the reference material beside the repository and one engine per executor."""
+"""Shared fixtures: the test data in ``tests/data``, the tools the tests need, one engine
+per executor, and the reproducible Hypothesis profile."""
 
 from __future__ import annotations
 
@@ -7,45 +8,39 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.backend import Backend, BackendConfig, running_backend
 from tests.backend.human import Human
+from tests.tools import require_tool
 from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.engine import LazyEngine
-from werkbaum_core.engine.node_executor import node_binary
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures" / "plans"
+DATA = REPO / "tests" / "data"
+FIXTURES = DATA / "plans"
+REFERENCE_PLAN = FIXTURES / "werkbaum.werkbaum"
 CONFORMANCE_JS = REPO / "tests" / "js" / "conformance.js"
 
-
-def shared_path(*parts: str) -> Path:
-    """A file of ../shared; the tests cannot run without it."""
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.fail(f"reference material missing: {path} (tests expect ../shared beside the repo)")
-    return path
+settings.register_profile("repro", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("explore", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
+"""Property tests are reproducible by default: the same examples on every run and no
+example database (so ``.hypothesis/`` is never written and a failure found once cannot
+make every later run fail). ``HYPOTHESIS_PROFILE=explore`` searches at random, with the
+database, for a local hunt; a failure it finds is pinned as an ``@example``."""
 
 
 def fixture_plans() -> list[Path]:
+    """The real plans of ``tests/data/plans``."""
     return sorted(p for p in FIXTURES.iterdir() if p.is_file())
 
 
-def _available(kind: str) -> bool:
-    if kind == "node" and node_binary() is None:
-        # CI must run every executor; locally a missing node only skips.
-        if os.environ.get("CI"):
-            pytest.fail("CI needs `node` on the PATH to run the node executor's suite")
-        return False
-    return True
-
-
 def engine_on(kind: str, *extra_entries: Path) -> Iterator[Engine]:
-    """The bundled modules (plus test-only entry modules) on executor ``kind``,
-    or a skip when that executor is not installed."""
-    if not _available(kind):
-        pytest.skip(f"{kind} executor not available")
+    """The bundled modules (plus test-only entry modules) on executor ``kind``; a missing
+    executor fails the test with one line saying what to install."""
+    if kind == "node":
+        require_tool("node")
     with Engine.create(kind, frontend="", extra_entries=extra_entries) as eng:
         yield eng
 
@@ -114,3 +109,15 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     monkeypatch.setattr(socket.socket, "connect", connect)
+
+
+@pytest.fixture
+def node_installed() -> str:
+    """``node`` for a test that needs it (one-line failure when it is missing)."""
+    return require_tool("node")
+
+
+@pytest.fixture
+def git_installed() -> str:
+    """``git`` for a test that needs it (one-line failure when it is missing)."""
+    return require_tool("git")

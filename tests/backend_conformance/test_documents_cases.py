@@ -1,4 +1,4 @@
-"""Every scenario of ``../shared/conformance/documents-cases.json`` against the stand-in backend.
+"""Every scenario of ``tests/data/documents-cases.json`` against the stand-in backend.
 
 Each case gets a fresh server (upstream's test profile plus the case's
 ``config`` block) on a loopback port and is driven over real HTTP with httpx,
@@ -25,16 +25,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from tests.backend import Backend, BackendConfig, running_backend
+from tests.conftest import DATA
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CASES_FILE = SHARED / "conformance" / "documents-cases.json"
+CASES_FILE = DATA / "documents-cases.json"
 ASYNC_HEAD_START_S = 0.3
 """§16 / the case note: give a background long poll ~300 ms to block before going on."""
 REQUEST_TIMEOUT_S = 15.0
@@ -56,14 +55,7 @@ VAR = re.compile(r"\{([A-Za-z_]\w*)\}")
 BASE64 = re.compile(r"\{base64\('([^']*)'\)\}")
 
 
-def _load_cases() -> list[dict[str, Any]]:
-    if not CASES_FILE.is_file():
-        return []
-    cases: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
-    return cases
-
-
-CASES = _load_cases()
+CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))
 
 
 # -- placeholders and matching (§16) ---------------------------------------------------
@@ -261,9 +253,7 @@ def run_case(case: dict[str, Any], backend: Backend) -> None:
 
 @pytest.fixture
 def case_backend(request: pytest.FixtureRequest, ops_impl: str) -> Iterator[Backend]:
-    case: dict[str, Any] | None = request.param
-    if case is None:
-        pytest.fail(f"conformance cases missing: {CASES_FILE} (../shared must sit beside the repo)")
+    case: dict[str, Any] = request.param
     config = BackendConfig.test_profile(ops_impl=ops_impl).with_case_config(
         case.get("config") or {}
     )
@@ -272,19 +262,15 @@ def case_backend(request: pytest.FixtureRequest, ops_impl: str) -> Iterator[Back
         yield backend
 
 
-CASE_PARAMS = [pytest.param(c, id=c["name"]) for c in CASES] or [
-    pytest.param(None, id="cases-file-missing")
-]
-
-
-@pytest.mark.parametrize("case_backend", CASE_PARAMS, indirect=True)
+@pytest.mark.parametrize(
+    "case_backend", [pytest.param(c, id=c["name"]) for c in CASES], indirect=True
+)
 def test_documents_case(case_backend: Backend, request: pytest.FixtureRequest) -> None:
     run_case(request.node.callspec.params["case_backend"], case_backend)
 
 
 def test_cases_file_is_complete() -> None:
     """Guards against running a truncated or renamed file: 48 uniquely named cases."""
-    assert CASES, f"conformance cases missing: {CASES_FILE}"
     names = [c["name"] for c in CASES]
     assert len(names) == len(set(names)), "duplicate case names"
     assert len(CASES) == 48, f"expected the 48 cases of documents-api §16, found {len(CASES)}"

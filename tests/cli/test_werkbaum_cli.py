@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, shared_path
+from tests.conftest import REFERENCE_PLAN, REPO
 
 WERKBAUM = Path(sys.executable).with_name("werkbaum")
 BROKEN = "[ ] Plan\n  - [ ] A (S)\n  | [ ] B (S)\n  - [z] C\n"
@@ -22,7 +22,7 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_reference_plan_is_clean() -> None:
-    result = run("check", shared_path("fixtures", "plans", "werkbaum.werkbaum"))
+    result = run("check", REFERENCE_PLAN)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout == ""
 
@@ -65,7 +65,7 @@ def test_inspect_shows_tree_and_stations() -> None:
 
 
 def test_inspect_json_is_the_analysis() -> None:
-    result = run("inspect", "--json", shared_path("fixtures", "plans", "werkbaum.werkbaum"))
+    result = run("inspect", "--json", REFERENCE_PLAN)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["warnings"] == []

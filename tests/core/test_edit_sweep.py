@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import REPO, fixture_plans
 from tests.core.test_edit import with_ids
+from tests.tools import require_tool
 from werkbaum_core import Engine
-from werkbaum_core.engine.node_executor import node_binary
 
 SWEEP_JS = REPO / "tests" / "js" / "edit_sweep.js"
 LARGE = 2_000
@@ -33,8 +33,8 @@ SAMPLED_PARENTS = 4
 
 @pytest.fixture(scope="module", params=["dukpy", "node"])
 def sweeper(request: pytest.FixtureRequest) -> Iterator[Engine]:
-    if request.param == "node" and node_binary() is None:
-        pytest.skip("node not installed")
+    if request.param == "node":
+        require_tool("node")
     with Engine.create(request.param, frontend="", extra_entries=[SWEEP_JS]) as engine:
         yield engine
 

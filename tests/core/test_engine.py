@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools import require_tool
 from werkbaum_core import MAX_TEXT_CHARS, Engine, EngineError, ModuleSetError, TooLarge
 from werkbaum_core.engine import ENTRIES
 from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, bundled_dir
 from werkbaum_core.engine.node_executor import NodeExecutor, node_binary
 
-needs_node = pytest.mark.skipif(node_binary() is None, reason="node not installed")
+needs_node = pytest.mark.usefixtures("node_installed")
 
 
 def test_text_over_the_limit_is_refused_before_js_runs(engine: Engine) -> None:
@@ -52,7 +53,8 @@ def test_secrets_in_the_environment_never_reach_js(
         "(globalThis.process && globalThis.process.env) || {});\n",
         encoding="utf-8",
     )
-    kinds = ["dukpy"] + (["node"] if node_binary() else [])
+    require_tool("node")
+    kinds = ["dukpy", "node"]
     for kind in kinds:
         with Engine.create(kind, frontend="", extra_entries=[spy]) as eng:
             seen = eng.call("env", {})

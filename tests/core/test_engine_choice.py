@@ -6,7 +6,6 @@ import pytest
 
 from werkbaum_core import Engine
 from werkbaum_core.engine import choose_executor
-from werkbaum_core.engine.node_executor import node_binary
 
 
 def test_an_explicit_choice_wins_over_the_environment() -> None:
@@ -14,7 +13,7 @@ def test_an_explicit_choice_wins_over_the_environment() -> None:
     assert choose_executor(None, {"WERKBAUM_ENGINE": "dukpy"}) == "dukpy"
 
 
-@pytest.mark.skipif(node_binary() is None, reason="node not installed")
+@pytest.mark.usefixtures("node_installed")
 def test_auto_is_node_when_it_is_installed() -> None:
     assert choose_executor(None, {}) == "node"
     assert choose_executor("auto", {}) == "node"

@@ -1,4 +1,4 @@
-"""The real plans of ../shared/fixtures: the reference plan's known facts, and
+"""The real plans of tests/data/plans: the reference plan's known facts, and
 identical results on every executor."""
 
 from __future__ import annotations
@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, fixture_plans, shared_path
+from tests.conftest import FIXTURES, REFERENCE_PLAN, fixture_plans
+from tests.tools import require_tool
 from werkbaum_core import Engine
 from werkbaum_core.convert import converter
-from werkbaum_core.engine.node_executor import node_binary
-
-REFERENCE = "werkbaum.werkbaum"
 
 
 def test_reference_plan_matches_the_editor(engine: Engine) -> None:
-    text = shared_path("fixtures", "plans", REFERENCE).read_text(encoding="utf-8")
+    text = REFERENCE_PLAN.read_text(encoding="utf-8")
     analysis = engine.analyze(text)
     nodes = analysis.nodes()
     assert analysis.warnings == ()
@@ -62,8 +60,7 @@ def test_typed_model_round_trips_the_facade_json(engine: Engine, plan: Path) -> 
 
 @pytest.fixture(scope="module")
 def both() -> Iterator[tuple[Engine, Engine]]:
-    if node_binary() is None:
-        pytest.skip("node not installed")
+    require_tool("node")
     with Engine.create("dukpy", frontend="") as dk, Engine.create("node", frontend="") as nd:
         yield dk, nd
 

@@ -1,4 +1,4 @@
-"""Every case of ../shared/conformance/notation-cases.json, on every executor.
+"""Every case of tests/data/notation-cases.json, on every executor.
 
 The comparison per ``expect`` key lives in the test-only harness
 ``tests/js/conformance.js`` (it runs inside the executor next to the modules);
@@ -12,12 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import DATA
 from werkbaum_core import Engine
 
-CASES: list[dict[str, Any]] = json.loads(
-    shared_path("conformance", "notation-cases.json").read_text(encoding="utf-8")
-)
+CASES: list[dict[str, Any]] = json.loads((DATA / "notation-cases.json").read_text(encoding="utf-8"))
 
 
 def test_case_file_is_the_expected_one() -> None:

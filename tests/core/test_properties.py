@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import fixture_plans
 from tests.plangen import plan
+from tests.tools import require_tool
 from werkbaum_core import Engine
-from werkbaum_core.engine.node_executor import node_binary
 
 FIXTURE_LINES = [
     line for path in fixture_plans() for line in path.read_text(encoding="utf-8").split("\n")
@@ -55,7 +55,8 @@ TOKENS = [
 
 @pytest.fixture(scope="module")
 def engines() -> Iterator[list[Engine]]:
-    kinds = ["dukpy"] + (["node"] if node_binary() else [])
+    require_tool("node")
+    kinds = ["dukpy", "node"]
     started = [Engine.create(kind, frontend="") for kind in kinds]
     yield started
     for eng in started:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import fixture_plans
 from werkbaum_core import Engine
 from werkbaum_core.rules.result import ToolResult, to_text
 
@@ -33,7 +33,7 @@ def test_with_first_refuses_a_key_the_object_already_has() -> None:
         ToolResult.with_first("tree", [], '{"tree":[]}')
 
 
-@pytest.mark.parametrize("plan", sorted(FIXTURES.iterdir()), ids=lambda p: p.name)
+@pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
 def test_the_engines_analysis_text_is_what_encoding_its_object_gives(
     engine: Engine, plan: Path
 ) -> None:

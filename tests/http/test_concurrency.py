@@ -17,7 +17,6 @@ import pytest
 from tests.backend import Backend
 from tests.http.conftest import FULL_TOKEN, connect, make_app, serving
 from werkbaum_core.engine import LazyEngine
-from werkbaum_core.engine.node_executor import node_binary
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +30,7 @@ def big_plan(nodes: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.skipif(node_binary() is None, reason="node not installed")
+@pytest.mark.usefixtures("node_installed")
 async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> None:
     engine = LazyEngine("node", "")
     plan = big_plan(4000)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.http.conftest import FULL_TOKEN, READ_TOKEN, TOKENS
+from tests.tools import require_tool
 from werkbaum_core import Engine
 from werkbaum_core.engine import choose_executor
-from werkbaum_core.engine.node_executor import node_binary
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN, HttpConfig
 
 SPY = (
@@ -30,8 +30,8 @@ def test_js_never_sees_the_tokens(
     requested: str | None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     kind = choose_executor(requested, {})
-    if kind == "node" and node_binary() is None:
-        pytest.skip("node not installed")
+    if kind == "node":
+        require_tool("node")
     monkeypatch.setenv(ENV_TOKEN, FULL_TOKEN)
     monkeypatch.setenv(ENV_READ_TOKEN, READ_TOKEN)
     spy = tmp_path / "spy.js"

@@ -17,7 +17,7 @@ const load = (name) => import(pathToFileURL(path.join(dir, name)).href);
 const live = await load('live.js');
 const edit = await load('edit.js');
 const { parse, logicalLines } = await load('parser.js');
-const PLANS = path.join(here, '../../../shared/fixtures/plans');
+const PLANS = path.join(here, '../data/plans');
 
 let failures = 0;
 let checks = 0;

@@ -1,5 +1,5 @@
 // Node runner for the notation conformance cases.
-//   node tests/js/run_conformance.mjs [module-dir] [shared-dir-or-cases.json]
+//   node tests/js/run_conformance.mjs [module-dir] [cases.json]
 // Copies the module set (default src/werkbaum_core/js) and conformance.js into
 // a temporary directory, imports them there, runs every case and prints the
 // failures plus a final "N passed, M failed" line; exit code 1 on failure.
@@ -11,10 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..', '..');
 const moduleDir = path.resolve(process.argv[2] || path.join(repo, 'src', 'werkbaum_core', 'js'));
-const sharedArg = path.resolve(process.argv[3] || path.join(repo, '..', 'shared'));
-const casesFile = sharedArg.endsWith('.json')
-  ? sharedArg
-  : path.join(sharedArg, 'conformance', 'notation-cases.json');
+const casesFile = path.resolve(process.argv[3] || path.join(repo, 'tests', 'data', 'notation-cases.json'));
 
 // Modules the facade imports; a missing one gets an empty stand-in in the
 // temp directory only (a colleague may still be writing it).

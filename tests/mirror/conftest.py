@@ -79,8 +79,11 @@ def trailers(repo: Path, rev: str = "HEAD") -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No global/system git config (no identity, no hooks path), no inherited repository."""
+def isolated_git(
+    git_installed: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git (one-line failure without it), with no global/system config (no identity, no
+    hooks path) and no inherited repository."""
     empty = tmp_path_factory.mktemp("gitconfig") / "config"
     empty.write_text("", encoding="utf-8")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))

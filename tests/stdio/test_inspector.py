@@ -7,7 +7,6 @@ Installed from the repository's ``package.json``/``package-lock.json`` by
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -25,11 +24,11 @@ EXIT_TOOL_ERROR = 5
 @pytest.fixture(scope="module")
 def inspector() -> Path:
     if not INSPECTOR.exists():
-        if os.environ.get("CI"):
-            pytest.fail(
-                "the MCP Inspector is not installed: `npm install --no-save` (nox -s tests runs it)"
-            )
-        pytest.skip("MCP Inspector not installed (npm install --no-save)")
+        pytest.fail(
+            "the MCP Inspector CLI is not installed: run `npm install --no-save` "
+            "(nox -s tests does)",
+            pytrace=False,
+        )
     return INSPECTOR
 
 

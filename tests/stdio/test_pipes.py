@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from tests.stdio.conftest import claude_code_style, raw_handshake
-from werkbaum_core.engine.node_executor import node_binary
 
 HANDSHAKE = raw_handshake("init", "pipe-test")
 
@@ -192,7 +191,7 @@ def children(pid: int) -> list[str]:
     return names
 
 
-@pytest.mark.skipif(node_binary() is None, reason="node not installed")
+@pytest.mark.usefixtures("node_installed")
 def test_the_default_engine_is_node_and_starts_on_the_first_call(project: Path) -> None:
     process = start(project)
     assert process.stdin is not None and process.stdout is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from tests.stdio.conftest import (
     raw_handshake,
     structured,
 )
+from tests.tools import require_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -121,8 +121,8 @@ def test_checked_in_mcp_json_holds_no_secrets() -> None:
     assert "token" not in text and "password" not in text and "bearer" not in text
 
 
-@pytest.mark.skipif(shutil.which("uv") is None, reason="the checked-in .mcp.json runs uv")
 async def test_repository_mcp_json_starts_the_server_on_the_examples() -> None:
+    require_tool("uv")  # the checked-in .mcp.json runs uv
     server = _mcp_json_server()
     env = {
         k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")

@@ -211,11 +211,13 @@ function indentUnit(width, useTabs) {
   return useTabs ? '\t'.repeat(width >> 1) + ' '.repeat(width & 1) : ' '.repeat(width);
 }
 
-// One level deeper than `parent`, in the parent's style (the document's at root level).
-function childIndent(doc, parent) {
+// One level deeper than `parent`, in the parent's style (the document's at root
+// level). `style` is the document whose step and tabs count: the text being edited,
+// also when `doc` is that text with a moved block cut out.
+function childIndent(doc, parent, style = doc) {
   const base = indentOf(doc.L[nodeIndex(parent)]);
-  const useTabs = base === '' ? documentUsesTabs(doc) : base.includes('\t');
-  return base + indentUnit(indentStep(doc), useTabs);
+  const useTabs = base === '' ? documentUsesTabs(style) : base.includes('\t');
+  return base + indentUnit(indentStep(style), useTabs);
 }
 
 // ---------------------------------------------------------------------------
@@ -237,15 +239,15 @@ function endOfTreeContent(doc) {
 
 // {index, indent}: insert before line `index`. With a sibling before the new
 // place, its indentation is reused, so the new node can neither swallow the
-// next sibling nor fall under the previous one.
-function placement(doc, parent, after) {
+// next sibling nor fall under the previous one. `style`: see childIndent.
+function placement(doc, parent, after, style = doc) {
   const siblings = siblingsOf(doc, parent);
   const prev = after || (siblings.length ? siblings[siblings.length - 1] : null);
   if (!parent) {
     return { index: prev ? blockEnd(doc, nodeIndex(prev)) + 1 : endOfTreeContent(doc), indent: '' };
   }
   if (prev) return { index: blockEnd(doc, nodeIndex(prev)) + 1, indent: indentOf(doc.L[nodeIndex(prev)]) };
-  return { index: blockEnd(doc, nodeIndex(parent)) + 1, indent: childIndent(doc, parent) };
+  return { index: blockEnd(doc, nodeIndex(parent)) + 1, indent: childIndent(doc, parent, style) };
 }
 
 function endsWithContinuation(line) {
@@ -359,7 +361,7 @@ export function moveSubtree(text, id, parentId, afterId) {
   const rest = analyzeDoc(restLines.join('\n'));
   const parent2 = pid === null ? null : resolve(rest, pid, 'parent');
   const after2 = aid === null ? null : resolve(rest, aid, 'after');
-  const { index, indent } = placement(rest, parent2, after2);
+  const { index, indent } = placement(rest, parent2, after2, doc);
   checkNotAfterDanglingContinuation(restLines, index);
   if (index < restLines.length && endsWithContinuation(block[block.length - 1])) {
     throw fail('invalid_argument', `#${nid} ends with a continuation marker on the last line; it would swallow the next line`);

@@ -1,0 +1,36 @@
+"""The programs the tests need besides Python, and what to do when one is missing.
+
+A missing tool fails the test that needs it with one line naming the install
+(never a skip, which would let a machine without node pass the node executor's
+suite, and never a raw ``FileNotFoundError``). ``nox -s tests`` installs what it can
+(uv, the MCP Inspector) and checks the rest before pytest starts.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from werkbaum_core.engine.node_executor import node_binary
+
+INSTALL = {
+    "node": "node 20 or newer on the PATH (Debian/Ubuntu: `apt install nodejs`, or "
+    "https://nodejs.org; WERKBAUM_NODE may name the binary)",
+    "git": "git on the PATH (Debian/Ubuntu: `apt install git`)",
+    "uv": "uv on the PATH (`pip install uv`; the README's test command installs it)",
+    "npm": "npm on the PATH (it comes with node: `apt install npm` on Debian/Ubuntu)",
+}
+
+
+def find_tool(name: str) -> str | None:
+    """The tool's path, or None; ``node`` honours ``WERKBAUM_NODE`` like the executor."""
+    return node_binary() if name == "node" else shutil.which(name)
+
+
+def require_tool(name: str) -> str:
+    """The tool's path; fails the calling test with one line when it is missing."""
+    path = find_tool(name)
+    if path is None:
+        pytest.fail(f"this test needs {INSTALL[name]}", pytrace=False)
+    return path
