@@ -1,6 +1,6 @@
 """Run a console entry point under cProfile in every thread; write one pstats file at exit.
 
-    python -m bench.profiled OUT.pstats werkbaum_stdio.cli:server_main --root DIR
+    python -m bench.profiled OUT.pstats werkbaum_stdio.server_cli:main --root DIR
 
 ``python -m cProfile`` sees only the main thread, but the MCP servers run tool
 handlers in worker threads (``anyio.to_thread``). Here every thread gets its

@@ -121,7 +121,7 @@ def stdio_profile(calls: int, rows: int) -> None:
         project = Path(tmp)
         shutil.copy(REFERENCE_PLAN, project / "werkbaum.werkbaum")
         out = project / "server.pstats"
-        argv = profiled_server(out, "werkbaum_stdio.cli:server_main", ["--root", str(project)])
+        argv = profiled_server(out, "werkbaum_stdio.server_cli:main", ["--root", str(project)])
         with PipeClient(argv, project, clean_env(PYTHONPATH=str(REPO))) as client:
             client.handshake()
             for _ in range(3):

@@ -1,5 +1,5 @@
 """``python -m werkbaum_stdio`` starts the stdio MCP server (same as ``werkbaum-mcp``)."""
 
-from werkbaum_stdio.cli import server_main
+from werkbaum_stdio.server_cli import main
 
-server_main()
+main()

@@ -42,7 +42,8 @@ FrontendOption = Annotated[
 ]
 
 
-def _fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, then exit with ``code``."""
     typer.echo(f"werkbaum: {message}", err=True)
     raise typer.Exit(code)
 
@@ -51,7 +52,7 @@ def _engine(engine: str | None, frontend: str | None) -> Engine:
     try:
         return Engine.create(choose_executor(engine), frontend)
     except WerkbaumError as exc:
-        _fail(exc.message, EXIT_UNREADABLE)
+        fail(exc.message, EXIT_UNREADABLE)
 
 
 def _read(path: Path) -> str:
@@ -59,9 +60,9 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        _fail(f"{path}: not UTF-8 text (byte {exc.start})", EXIT_UNREADABLE)
+        fail(f"{path}: not UTF-8 text (byte {exc.start})", EXIT_UNREADABLE)
     except OSError as exc:
-        _fail(f"{path}: {exc.strerror or exc}", EXIT_UNREADABLE)
+        fail(f"{path}: {exc.strerror or exc}", EXIT_UNREADABLE)
 
 
 @app.command()
@@ -81,7 +82,7 @@ def check(
             try:
                 warnings = eng.analyze(text, include=["warnings"]).warnings or ()
             except WerkbaumError as exc:
-                _fail(f"{path}: {exc.message}", EXIT_UNREADABLE)
+                fail(f"{path}: {exc.message}", EXIT_UNREADABLE)
             for warning in warnings:
                 typer.echo(diagnostic(str(path), warning))
                 failed = failed or warning.structural or strict
@@ -102,7 +103,7 @@ def inspect(
         try:
             analysis = eng.analyze(text, id=node)
         except WerkbaumError as exc:
-            _fail(f"{file}: {exc.message}", EXIT_UNREADABLE)
+            fail(f"{file}: {exc.message}", EXIT_UNREADABLE)
     if as_json:
         payload = converter.unstructure(analysis)
         typer.echo(
@@ -155,109 +156,19 @@ def mirror(
     try:
         store = DocumentStore(server or [])
     except WerkbaumError as exc:
-        _fail(exc.message, EXIT_MIRROR_USAGE)
+        fail(exc.message, EXIT_MIRROR_USAGE)
     with store:
         try:
             job = Mirror.create(document, file, store, None, git=git_commit)
         except WerkbaumError as exc:
-            _fail(exc.message, EXIT_MIRROR_USAGE)
+            fail(exc.message, EXIT_MIRROR_USAGE)
         outcome = job.sync(None)
     if not outcome.ok:
         code = EXIT_MIRROR_FETCH if outcome.stage == "fetch" else EXIT_MIRROR_GIT
-        _fail(outcome.error or "mirror failed", code)
+        fail(outcome.error or "mirror failed", code)
     typer.echo(outcome.describe())
 
 
 def main() -> None:
     """Console entry point of ``werkbaum``."""
     sys.exit(app())
-
-
-# ---------------------------------------------------------------- werkbaum-mcp (stdio server)
-
-server_app = typer.Typer(
-    name="werkbaum-mcp",
-    help="MCP server over stdio: exact, safe access to Werkbaum plans for AI agents.",
-    add_completion=False,
-)
-
-
-@server_app.command()
-def serve(
-    root: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--root", help="Allowed directory (repeatable; default CLAUDE_PROJECT_DIR, else cwd)."
-        ),
-    ] = None,
-    server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server", help="Werkbaum backend (repeatable; the first serves bare uuids)."
-        ),
-    ] = None,
-    mirror: Annotated[
-        list[str] | None,
-        typer.Option("--mirror", help="DOCUMENT=FILE: commit each agent write to FILE in git."),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
-    ] = None,
-    read_only: Annotated[
-        bool, typer.Option("--read-only", help="Offer only the read tools.")
-    ] = False,
-    audit_log: Annotated[
-        Path | None, typer.Option("--audit-log", help="Append audit lines here instead of stderr.")
-    ] = None,
-    engine: EngineOption = None,
-    frontend: FrontendOption = None,
-) -> None:
-    """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
-    from werkbaum_core.engine import LazyEngine
-    from werkbaum_stdio.roots import Roots
-    from werkbaum_stdio.server import StdioConfig, build_server
-
-    try:
-        roots = Roots.from_args(root or [])
-    except WerkbaumError as exc:
-        _fail(exc.message, EXIT_UNREADABLE)
-    config = StdioConfig(
-        roots=roots,
-        servers=tuple(server or ()),
-        mirrors=tuple(mirror or ()),
-        name=name,
-        read_only=read_only,
-        engine=engine,
-        frontend=frontend,
-        audit_log=audit_log,
-    )
-    if server:
-        # A mistyped backend is a start-up error, not the agent's first failure.
-        from werkbaum_core.stores.documents import DocumentStore
-
-        try:
-            with DocumentStore(config.servers) as probe:
-                probe.probe()
-        except WerkbaumError as exc:
-            _fail(exc.message, EXIT_UNREADABLE)
-    # The engine starts on the first call that needs it: a server that a host
-    # starts and never asks stays small (a node process alone is ~40 MiB).
-    lazy = LazyEngine(choose_executor(engine), frontend)
-    if frontend:
-        # A checkout's module set is checked before serving: a missing export is a
-        # start-up error, not a failure of the agent's first call.
-        try:
-            lazy.get()
-        except WerkbaumError as exc:
-            _fail(exc.message, EXIT_UNREADABLE)
-        typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
-    try:
-        app = build_server(config, lazy)
-    except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
-        _fail(exc.message, EXIT_UNREADABLE)
-    app.run("stdio")
-
-
-def server_main() -> None:
-    """Console entry point of ``werkbaum-mcp``."""
-    sys.exit(server_app())
