@@ -10,6 +10,7 @@ Analyse a plan exactly as the Werkbaum editor does::
 This package never imports ``mcp`` or a transport.
 """
 
+from werkbaum_core.__version__ import __version__
 from werkbaum_core.engine import EXECUTORS, Engine
 from werkbaum_core.errors import (
     Blocked,
@@ -46,5 +47,6 @@ __all__ = [
     "TooLarge",
     "Warning",
     "WerkbaumError",
+    "__version__",
     "checksum",
 ]

@@ -33,6 +33,7 @@ from mcp.shared.uri_template import UriTemplate
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import AnyUrl, ConfigDict, Field
 
+from werkbaum_core.__version__ import __version__
 from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
 from werkbaum_core.guide import GUIDE_MIME, bundled_guide
 from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
@@ -43,7 +44,7 @@ from werkbaum_core.stores.protocol import Snapshot
 MAX_DISPLAY_NAME = 64
 DEFAULT_NAME = "Agent"
 SERVER_NAME = "werkbaum"
-VERSION = "0.1.0"
+VERSION = __version__
 GUIDE_URI = "werkbaum://guide"
 DOC_TEMPLATE = "werkbaum://doc/{document}"
 

@@ -56,6 +56,9 @@ class Caller:
 
     display_name: str = "Agent"
     request_id: str | None = None
+    """The JSON-RPC request id of the tool call."""
+    http_request_id: str | None = None
+    """The ``X-Request-Id`` header of the HTTP request that carried the call, if any."""
 
 
 @attrs.frozen
