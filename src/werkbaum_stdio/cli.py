@@ -1,4 +1,4 @@
-"""The human command line: ``werkbaum check``, ``werkbaum inspect`` and ``werkbaum mirror``.
+"""The human command line: ``werkbaum check``, ``inspect``, ``render`` and ``mirror``.
 
 ``check`` is made for CI and pre-commit hooks: compiler-style diagnostics,
 exit 1 when a structural warning is present (any warning with ``--strict``),
@@ -17,6 +17,7 @@ import typer
 from werkbaum_core import Engine, WerkbaumError
 from werkbaum_core.convert import converter
 from werkbaum_core.engine import choose_executor
+from werkbaum_stdio.render_cli import draw, picture_format, write_picture
 from werkbaum_stdio.report import diagnostic, inspect_report
 
 EXIT_WARNINGS = 1
@@ -113,6 +114,38 @@ def inspect(
         )
     else:
         typer.echo("\n".join(inspect_report(str(file), analysis)))
+
+
+@app.command()
+def render(
+    file: Annotated[Path, typer.Argument(help="The plan file.", show_default=False)],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write to FILE.html or FILE.svg (default: stdout)."),
+    ] = None,
+    node: Annotated[str | None, typer.Option("--id", help="Only the subtree of this id.")] = None,
+    expand: Annotated[bool, typer.Option(help="Open folded subtrees too.")] = False,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="html or svg (default: from -o, else html).")
+    ] = None,
+    engine: EngineOption = None,
+    frontend: FrontendOption = None,
+) -> None:
+    """Draw the plan as a self-contained HTML page or SVG picture (docs/pictures.md)."""
+    try:
+        chosen = picture_format(output, fmt)
+    except WerkbaumError as exc:
+        fail(exc.message, EXIT_UNREADABLE)
+    text = _read(file)
+    with _engine(engine, frontend) as eng:
+        try:
+            picture = draw(eng, text, title=file.name, node=node, expand=expand, fmt=chosen)
+        except WerkbaumError as exc:
+            fail(f"{file}: {exc.message}", EXIT_UNREADABLE)
+    try:
+        write_picture(picture, output)
+    except OSError as exc:
+        fail(f"{output}: {exc.strerror or exc}", EXIT_UNREADABLE)
 
 
 EXIT_MIRROR_FETCH = 1
