@@ -470,6 +470,7 @@ const STYLE = [
   '.wb-diagram .pill.warn text{fill:#991B1B;font-weight:700}',
   '.wb-diagram .pill.assumed rect{fill:#374151;stroke:#374151;stroke-dasharray:2 2}',
   '.wb-diagram .pill.assumed text{fill:#FFFFFF}',
+  '.wb-diagram .pill.eff text{font-weight:700}',
   '.wb-diagram .pill.conflict rect{stroke:#DC2626}',
   '.wb-diagram .pill.person rect{fill:#F3F4F6;stroke:#D1D5DB}',
   '.wb-diagram .pill.folded rect{fill:#F9FAFB;stroke:#6B7280;stroke-dasharray:3 2}',
