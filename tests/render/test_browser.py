@@ -9,8 +9,11 @@ that the page requests and runs nothing. Screenshots are written to
 
 from __future__ import annotations
 
+import functools
+import http.server
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ from playwright.sync_api import sync_playwright
 
 from tests.conftest import REFERENCE_PLAN, REPO
 from tests.tools import require_tool
+from werkbaum_core import Engine
+from werkbaum_core.engine.modules import bundled_dir
 
 WERKBAUM = Path(sys.executable).with_name("werkbaum")
 SCREENSHOTS = REPO / "build" / "screenshots"
@@ -230,3 +235,62 @@ def test_screenshots(expanded: Opened, folded: Opened) -> None:
     for shot in (top, detail):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         print(f"screenshot: {shot}")
+
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<script type="application/json" id="analysis">{analysis}</script>
+<div id="out"></div>
+<script type="module">
+import {{ drawPlan }} from './diagram.js';
+const analysis = JSON.parse(document.getElementById('analysis').textContent);
+window.drawn = drawPlan(analysis, {{ format: 'html', expand: true, title: 'werkbaum.werkbaum' }});
+const svg = window.drawn.slice(window.drawn.indexOf('<svg'), window.drawn.indexOf('</svg>') + 6);
+document.getElementById('out').innerHTML = svg;
+</script></body></html>"""
+
+
+@pytest.fixture
+def module_site(tmp_path: Path) -> Iterator[str]:
+    """The bundled modules and a page that imports diagram.js, served on loopback (Chromium
+    loads no ES module from file://); the page gets the inspect JSON inline, as an app would."""
+    for module in bundled_dir().iterdir():
+        if module.suffix == ".js":
+            (tmp_path / module.name).write_bytes(module.read_bytes())
+    with Engine.create("dukpy", frontend="") as engine:
+        analysis = engine.analysis_text(REFERENCE_PLAN.read_text(encoding="utf-8"))
+    page = PAGE.format(analysis=analysis.replace("</", "<\\/"))
+    (tmp_path / "index.html").write_text(page, encoding="utf-8")
+    handler = functools.partial(QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_the_module_draws_the_same_picture_in_the_browser(
+    browser: Any, module_site: str, expanded: Opened
+) -> None:
+    """diagram.js unchanged in the browser's own engine, fed the inspect JSON: the very
+    bytes the CLI wrote, and the same boxes in the DOM (what the MCP App view will do)."""
+    page = browser.new_page()
+    try:
+        page.goto(module_site)
+        page.wait_for_function("typeof window.drawn === 'string'")
+        drawn = page.evaluate("window.drawn")
+        cli = Path(expanded.url.removeprefix("file://")).read_text(encoding="utf-8")
+        assert drawn == cli
+        boxes = page.evaluate(READ_BOXES)
+        assert [b["ref"] for b in boxes] == [b["ref"] for b in expanded.boxes]
+        assert [b["fill"] for b in boxes] == [b["fill"] for b in expanded.boxes]
+    finally:
+        page.close()
