@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REFERENCE_PLAN, REPO, engine_on
-from tests.render.pictures import SVG, node_boxes, svg_root, text_of
+from tests.render.pictures import SVG, label_of, node_boxes, svg_root, text_of, tooltip_of
 from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.engine.modules import bundled_dir
 from werkbaum_core.errors import EngineError
@@ -123,3 +123,26 @@ def test_node_runs_the_module_without_the_engine(node_installed: str, tmp_path: 
     ).stdout
     (box,) = node_boxes(svg_root(out))
     assert (box.get("data-ref"), box.get("data-status")) == ("L1", "~")
+
+
+def test_text_xml_cannot_hold_is_replaced(probe: Engine) -> None:
+    """Control characters and lone surrogates (possible in JSON from elsewhere) would make
+    a standalone .svg unparseable; pairs (emoji) stay."""
+    node = {"label": "a\x00b\x1f \ud800 c \U0001f680 \udc00", "line": 1, "id": "x\x0by"}
+    svg = draw(probe, {"tree": [node]}, format="svg")
+    (box,) = node_boxes(svg_root(svg))
+    assert box.get("data-ref") == "#x\ufffdy"
+    assert label_of(box) == "a\ufffdb\ufffd \ufffd c \U0001f680 \ufffd"
+
+
+def test_long_labels_end_in_an_ellipsis(probe: Engine) -> None:
+    label = " ".join(f"word{k}" for k in range(60))
+    (box,) = node_boxes(
+        svg_root(draw(probe, {"tree": [{"label": label, "line": 1}]}, format="svg"))
+    )
+    label_text = next(t for t in box.iter(f"{SVG}text") if t.get("class") == "label")
+    assert len(list(label_text.itertext())) == 4
+    shown = label_of(box)
+    assert shown.endswith("…")
+    assert label.startswith(shown.removesuffix("…").rstrip())
+    assert tooltip_of(box).split("\n")[0] == label

@@ -56,8 +56,9 @@ const EMPTY = [];
 // ---------------------------------------------------------------- text
 
 // Characters XML 1.0 forbids (a standalone .svg with one of them does not
-// parse) and lone surrogates become U+FFFD; markup characters become entities.
-const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+// parse) and lone surrogates become U+FFFD; surrogate pairs stay (matched
+// whole, so no lookbehind is needed); markup characters become entities.
+const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF]|[\uD800-\uDFFF]/g;
 const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
@@ -65,7 +66,8 @@ const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\
 export function esc(value) {
   const text = String(value);
   if (!NEEDS_ESCAPE.test(text)) return text; // most labels: no copy, no replace
-  return text.replace(NOT_XML, '\uFFFD').replace(/[&<>"']/g, (ch) => ENTITIES[ch]);
+  const xml = text.replace(NOT_XML, (m) => (m.length === 2 ? m : '\uFFFD'));
+  return xml.replace(/[&<>"']/g, (ch) => ENTITIES[ch]);
 }
 
 // Characters as a reader counts them (code points, not UTF-16 units).
@@ -100,11 +102,9 @@ export function wrapLabel(label, max = LABEL_CHARS) {
   if (text.length <= max) return [text];
   const words = [];
   for (const word of text.split(' ')) {
-    if (!word) continue;
     const chars = Array.from(word);
     for (let i = 0; i < chars.length; i += max) words.push(chars.slice(i, i + max).join(''));
   }
-  if (!words.length) return [''];
   const widest = greedyLines(words, max);
   if (widest.length === 1) return widest;
   let total = words.length - 1;
@@ -159,7 +159,9 @@ function flatten(tops) {
   }
   const end = new Array(nodes.length);
   for (let i = 0; i < nodes.length; i++) end[i] = i + 1;
-  for (let i = nodes.length - 1; i > 0; i--) if (parent[i] >= 0 && end[i] > end[parent[i]]) end[parent[i]] = end[i];
+  for (let i = nodes.length - 1; i > 0; i--) {
+    if (parent[i] >= 0 && end[i] > end[parent[i]]) end[parent[i]] = end[i];
+  }
   return { nodes, parent, depth, end };
 }
 
@@ -168,7 +170,7 @@ function flatten(tops) {
 // (which stays in a subtree's analysis even when the first carrier does not).
 function refsOf(nodes, warnings) {
   const later = new Set();
-  for (const w of warnings) if (w.type === 'duplicateId') later.add(w.line);
+  for (const w of warnings) if (w && w.type === 'duplicateId') later.add(w.line);
   const taken = new Set();
   return nodes.map((n) => {
     if (typeof n.id === 'string' && !taken.has(n.id) && !later.has(n.line)) {
@@ -232,7 +234,9 @@ function summarize(flat, analysis, expand) {
     if (box.warnings === EMPTY) box.warnings = [];
     box.warnings.push(w);
   }
-  return { refs, visible, hidden, info, warnings, path, stationCount: stationList.length, neededCount: needed.size };
+  return {
+    refs, visible, hidden, info, warnings, path, stationCount: stationList.length, neededCount: needed.size,
+  };
 }
 
 // ---------------------------------------------------------------- one node box
