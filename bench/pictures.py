@@ -20,7 +20,7 @@ from bench.results import Goal, Section, Table
 from bench.timing import fmt_ms, median, ms_since, sample
 from werkbaum_core import Engine
 from werkbaum_core.engine.node_executor import node_binary
-from werkbaum_stdio.render_cli import draw
+from werkbaum_stdio.render_cli import PICTURES_ENTRY, draw
 
 LARGE = "generated 20k nodes"
 _nonce = itertools.count()
@@ -48,7 +48,7 @@ def run(quick: bool) -> Section:
     calls: dict[tuple[str, str], float] = {}
     sizes: dict[str, int] = {}
     for kind in kinds:
-        with Engine.create(kind, frontend="") as engine:
+        with Engine.create(kind, frontend="", extra_entries=(PICTURES_ENTRY,)) as engine:
             for name, text in loads:
 
                 def once(_: int, text: str = text, name: str = name) -> object:

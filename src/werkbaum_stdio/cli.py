@@ -17,7 +17,7 @@ import typer
 from werkbaum_core import Engine, WerkbaumError
 from werkbaum_core.convert import converter
 from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.render_cli import draw, picture_format, write_picture
+from werkbaum_stdio.render_cli import PICTURES_ENTRY, draw, picture_format, write_picture
 from werkbaum_stdio.report import diagnostic, inspect_report
 
 EXIT_WARNINGS = 1
@@ -49,9 +49,9 @@ def fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
-def _engine(engine: str | None, frontend: str | None) -> Engine:
+def _engine(engine: str | None, frontend: str | None, *entries: Path) -> Engine:
     try:
-        return Engine.create(choose_executor(engine), frontend)
+        return Engine.create(choose_executor(engine), frontend, extra_entries=entries)
     except WerkbaumError as exc:
         fail(exc.message, EXIT_UNREADABLE)
 
@@ -137,7 +137,7 @@ def render(
     except WerkbaumError as exc:
         fail(exc.message, EXIT_UNREADABLE)
     text = _read(file)
-    with _engine(engine, frontend) as eng:
+    with _engine(engine, frontend, PICTURES_ENTRY) as eng:
         try:
             picture = draw(eng, text, title=file.name, node=node, expand=expand, fmt=chosen)
         except WerkbaumError as exc:

@@ -13,8 +13,12 @@ from typing import Any
 
 from werkbaum_core import Engine
 from werkbaum_core.engine import check_text_size
+from werkbaum_core.engine.modules import bundled_dir
 from werkbaum_core.errors import InvalidArgument, NotFound
 
+PICTURES_ENTRY = bundled_dir() / "pictures.js"
+"""The engine entry ``picture``; loaded only by engines that draw (``Engine.create(…,
+extra_entries=(PICTURES_ENTRY,))``), so the servers' engines start without the drawing code."""
 FORMATS = ("html", "svg")
 SUFFIXES = {".html": "html", ".htm": "html", ".svg": "svg"}
 
@@ -46,7 +50,10 @@ def draw(
     expand: bool = False,
     fmt: str = "html",
 ) -> str:
-    """The picture of ``text`` (the subtree of ``node`` if given) as one string."""
+    """The picture of ``text`` (the subtree of ``node`` if given) as one string.
+
+    ``engine`` must have loaded :data:`PICTURES_ENTRY`.
+    """
     check_text_size(text)
     payload: dict[str, Any] = {"text": text, "title": title, "format": fmt, "expand": expand}
     if node is not None:

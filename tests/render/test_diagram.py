@@ -28,6 +28,7 @@ from tests.render.pictures import (
 )
 from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.errors import NotFound
+from werkbaum_stdio.render_cli import PICTURES_ENTRY
 
 LAUNCH = REPO / "examples" / "launch.werkbaum"
 DISCREPANCIES = ("#be.docs", "#col.live.http", "#trk.write")
@@ -47,7 +48,7 @@ COLOURS = {
 @pytest.fixture(scope="module")
 def engines() -> Iterator[dict[str, Engine]]:
     """One engine per executor, side by side, to compare their pictures."""
-    generators = [engine_on(kind) for kind in EXECUTORS]
+    generators = [engine_on(kind, PICTURES_ENTRY) for kind in EXECUTORS]
     try:
         yield {kind: next(gen) for kind, gen in zip(EXECUTORS, generators, strict=True)}
     finally:
@@ -56,14 +57,16 @@ def engines() -> Iterator[dict[str, Engine]]:
 
 
 @pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
-def test_snapshot_per_fixture_plan(engine: Engine, plan: Path) -> None:
+def test_snapshot_per_fixture_plan(drawing_engine: Engine, plan: Path) -> None:
     """The SVG text of every fixture plan is pinned; every executor must draw exactly it.
     After a deliberate change: WERKBAUM_UPDATE_SNAPSHOT=1, then review the diff."""
-    svg = picture(engine, plan, fmt="svg")
+    svg = picture(drawing_engine, plan, fmt="svg")
     snapshot = SNAPSHOTS / f"{plan.name}.svg"
     if os.environ.get("WERKBAUM_UPDATE_SNAPSHOT"):
         snapshot.write_bytes(svg.encode("utf-8"))
-    assert svg == snapshot.read_bytes().decode("utf-8"), f"{snapshot} differs on {engine.kind}"
+    assert svg == snapshot.read_bytes().decode("utf-8"), (
+        f"{snapshot} differs on {drawing_engine.kind}"
+    )
 
 
 @pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
@@ -76,9 +79,9 @@ def test_every_executor_draws_the_same_bytes(
     assert all(p == first for p in pictures.values()), sorted(pictures)
 
 
-def test_html_page_wraps_the_same_svg(engine: Engine) -> None:
-    html = picture(engine, LAUNCH)
-    svg = picture(engine, LAUNCH, fmt="svg")
+def test_html_page_wraps_the_same_svg(drawing_engine: Engine) -> None:
+    html = picture(drawing_engine, LAUNCH)
+    svg = picture(drawing_engine, LAUNCH, fmt="svg")
     assert html.startswith("<!DOCTYPE html>\n")
     assert svg.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     body = svg.split("\n", 1)[1]
@@ -87,10 +90,12 @@ def test_html_page_wraps_the_same_svg(engine: Engine) -> None:
 
 
 @pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
-def test_every_node_is_a_box_with_its_ref_status_and_label(engine: Engine, plan: Path) -> None:
-    analysis = engine.analyze(plan.read_text(encoding="utf-8"))
+def test_every_node_is_a_box_with_its_ref_status_and_label(
+    drawing_engine: Engine, plan: Path
+) -> None:
+    analysis = drawing_engine.analyze(plan.read_text(encoding="utf-8"))
     nodes = analysis.nodes()
-    root = svg_root(picture(engine, plan, fmt="svg", expand=True))
+    root = svg_root(picture(drawing_engine, plan, fmt="svg", expand=True))
     boxes = node_boxes(root)
     assert len(boxes) == len(nodes)
     for node, box in zip(nodes, boxes, strict=True):
@@ -100,8 +105,8 @@ def test_every_node_is_a_box_with_its_ref_status_and_label(engine: Engine, plan:
         assert tooltip_of(box).split("\n")[0] == node.label
 
 
-def test_reference_plan_counts(engine: Engine) -> None:
-    root = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg", expand=True))
+def test_reference_plan_counts(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg", expand=True))
     boxes = node_boxes(root)
     assert len(boxes) == 233
     stations = [b for b in boxes if "data-station" in b.attrib]
@@ -112,10 +117,10 @@ def test_reference_plan_counts(engine: Engine) -> None:
     assert sum(1 for b in boxes if "needed" in b.get("class", "").split()) == 188
 
 
-def test_path_refs_become_data_refs(engine: Engine) -> None:
-    analysis = engine.analyze(REFERENCE_PLAN.read_text(encoding="utf-8"))
+def test_path_refs_become_data_refs(drawing_engine: Engine) -> None:
+    analysis = drawing_engine.analyze(REFERENCE_PLAN.read_text(encoding="utf-8"))
     assert analysis.path is not None
-    root = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg", expand=True))
+    root = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg", expand=True))
     boxes = {b.get("data-ref"): b for b in node_boxes(root)}
     assert len(boxes) == 233  # refs are unique
     needed = {ref for ref, b in boxes.items() if "needed" in b.get("class", "").split()}
@@ -124,8 +129,8 @@ def test_path_refs_become_data_refs(engine: Engine) -> None:
     assert stations == list(analysis.path.stations)
 
 
-def test_effective_status_discrepancies_are_marked(engine: Engine) -> None:
-    root = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg"))
+def test_effective_status_discrepancies_are_marked(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg"))
     marked = [b for b in node_boxes(root) if "data-effective" in b.attrib]
     assert [b.get("data-ref") for b in marked] == list(DISCREPANCIES)
     for box in marked:
@@ -135,10 +140,10 @@ def test_effective_status_discrepancies_are_marked(engine: Engine) -> None:
         assert tooltip_of(pill).startswith("effective status: walking skeleton")
 
 
-def test_status_shows_as_colour_and_as_glyph(engine: Engine) -> None:
+def test_status_shows_as_colour_and_as_glyph(drawing_engine: Engine) -> None:
     keys: dict[str, str] = {}
     for plan in fixture_plans():
-        root = svg_root(picture(engine, plan, fmt="svg", expand=True))
+        root = svg_root(picture(drawing_engine, plan, fmt="svg", expand=True))
         style = text_of(next(root.iter(f"{SVG}style")))
         for box in node_boxes(root):
             code = box.get("data-status", "")
@@ -152,22 +157,22 @@ def test_status_shows_as_colour_and_as_glyph(engine: Engine) -> None:
         assert re.search(rf"\.{key} \.box[^{{]*\{{fill:{fill};", style), key
 
 
-def test_gates_optional_and_discarded(engine: Engine) -> None:
-    root = svg_root(picture(engine, LAUNCH, fmt="svg"))
+def test_gates_optional_and_discarded(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, LAUNCH, fmt="svg"))
     gates = [text_of(t) for t in root.iter(f"{SVG}text") if t.get("class") == "gate"]
     assert gates == ["all of", "all of", "all of", "any of"]
     optional = [p for p in root.iter(f"{SVG}path") if "optional" in p.get("class", "").split()]
     assert len(optional) == 2  # the reviews edge and the legend's sample
     reviews = box_of(root, "#shop.build.reviews")
     assert "optional" in reviews.get("class", "").split()
-    xor = svg_root(picture(engine, "[ ] P\n  = [ ] A (S)\n  = [-] B (M)\n", fmt="svg"))
+    xor = svg_root(picture(drawing_engine, "[ ] P\n  = [ ] A (S)\n  = [-] B (M)\n", fmt="svg"))
     assert "exactly one" in [text_of(t) for t in xor.iter(f"{SVG}text") if t.get("class") == "gate"]
     discarded = box_of(xor, "L3")
     assert {"st-verworfen", "faded"} <= set(discarded.get("class", "").split())
 
 
-def test_sizes_people_and_assumed_sizes(engine: Engine) -> None:
-    root = svg_root(picture(engine, LAUNCH, fmt="svg"))
+def test_sizes_people_and_assumed_sizes(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, LAUNCH, fmt="svg"))
     pay = box_of(root, "#shop.pay")
     assumed = group(pay, "pill size assumed")
     assert text_of(assumed) == "~S"
@@ -179,10 +184,10 @@ def test_sizes_people_and_assumed_sizes(engine: Engine) -> None:
     assert people == ["@carla"]
 
 
-def test_warnings_sit_at_their_nodes_with_the_english_text(engine: Engine) -> None:
+def test_warnings_sit_at_their_nodes_with_the_english_text(drawing_engine: Engine) -> None:
     plan = FIXTURES / "example-werkbaum.werkbaum"
-    analysis = engine.analyze(plan.read_text(encoding="utf-8"))
-    root = svg_root(picture(engine, plan, fmt="svg"))
+    analysis = drawing_engine.analyze(plan.read_text(encoding="utf-8"))
+    root = svg_root(picture(drawing_engine, plan, fmt="svg"))
     by_line = {b.get("data-line"): b for b in node_boxes(root)}
     assert analysis.warnings
     for warning in analysis.warnings:
@@ -193,17 +198,17 @@ def test_warnings_sit_at_their_nodes_with_the_english_text(engine: Engine) -> No
     assert [text_of(t) for t in listed] == [f"⚠ {w.text}" for w in analysis.warnings]
 
 
-def test_line_less_and_unattached_warnings_are_listed(engine: Engine) -> None:
+def test_line_less_and_unattached_warnings_are_listed(drawing_engine: Engine) -> None:
     text = "[ ] Plan\n  - [ ] A (S) @anna\n  - [ ] B (L) @anna\n---\n#nobody\n  Text.\n"
-    root = svg_root(picture(engine, text, fmt="svg"))
+    root = svg_root(picture(drawing_engine, text, fmt="svg"))
     listed = [text_of(t) for t in group(root, "warnings")]
     assert any("#nobody" in line for line in listed)  # unknownDesc: a line of no node
     for box in node_boxes(root):
         assert not groups(box, "pill warn")
 
 
-def test_folded_subtrees_collapse_unless_expanded(engine: Engine) -> None:
-    folded = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg"))
+def test_folded_subtrees_collapse_unless_expanded(drawing_engine: Engine) -> None:
+    folded = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg"))
     boxes = node_boxes(folded)
     assert len(boxes) == 227
     view = box_of(folded, "#idea.view")
@@ -212,19 +217,19 @@ def test_folded_subtrees_collapse_unless_expanded(engine: Engine) -> None:
     # The folded box stands in for its subtree: its hidden station is its own.
     assert view.get("data-station") == "17"
     assert len([b for b in boxes if "data-station" in b.attrib]) == 30
-    expanded = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg", expand=True))
+    expanded = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg", expand=True))
     assert "data-hidden" not in box_of(expanded, "#idea.view").attrib
 
 
-def test_a_folded_top_stays_open(engine: Engine) -> None:
-    root = svg_root(picture(engine, "[ ] > Plan\n  - [ ] A\n    - [ ] A1\n", fmt="svg"))
+def test_a_folded_top_stays_open(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, "[ ] > Plan\n  - [ ] A\n    - [ ] A1\n", fmt="svg"))
     assert [b.get("data-line") for b in node_boxes(root)] == ["1", "2", "3"]
-    inner = svg_root(picture(engine, "[ ] Plan\n  - [ ] > A\n    - [ ] A1\n", fmt="svg"))
+    inner = svg_root(picture(drawing_engine, "[ ] Plan\n  - [ ] > A\n    - [ ] A1\n", fmt="svg"))
     assert [b.get("data-line") for b in node_boxes(inner)] == ["1", "2"]
 
 
-def test_a_subtree_by_id(engine: Engine) -> None:
-    root = svg_root(picture(engine, LAUNCH, fmt="svg", node="shop.build"))
+def test_a_subtree_by_id(drawing_engine: Engine) -> None:
+    root = svg_root(picture(drawing_engine, LAUNCH, fmt="svg", node="shop.build"))
     refs = [b.get("data-ref") for b in node_boxes(root)]
     assert refs == [
         "#shop.build",
@@ -232,16 +237,16 @@ def test_a_subtree_by_id(engine: Engine) -> None:
         "#shop.build.search",
         "#shop.build.reviews",
     ]
-    assert picture(engine, LAUNCH, fmt="svg", node="#shop.build") == picture(
-        engine, LAUNCH, fmt="svg", node="shop.build"
+    assert picture(drawing_engine, LAUNCH, fmt="svg", node="#shop.build") == picture(
+        drawing_engine, LAUNCH, fmt="svg", node="shop.build"
     )
     with pytest.raises(NotFound):
-        picture(engine, LAUNCH, node="nope")
+        picture(drawing_engine, LAUNCH, node="nope")
 
 
-def test_duplicate_ids_get_the_paths_refs(engine: Engine) -> None:
+def test_duplicate_ids_get_the_paths_refs(drawing_engine: Engine) -> None:
     plan = FIXTURES / "example-werkbaum.werkbaum"
-    root = svg_root(picture(engine, plan, fmt="svg", expand=True))
+    root = svg_root(picture(drawing_engine, plan, fmt="svg", expand=True))
     refs = [b.get("data-ref") for b in node_boxes(root)]
     assert refs.count("#123") == 1
     assert "L101" in refs
@@ -256,8 +261,8 @@ HOSTILE = (
 
 
 @pytest.mark.parametrize("fmt", ["svg", "html"])
-def test_plan_text_is_only_ever_text(engine: Engine, fmt: str) -> None:
-    drawn = picture(engine, HOSTILE, fmt=fmt, expand=True)
+def test_plan_text_is_only_ever_text(drawing_engine: Engine, fmt: str) -> None:
+    drawn = picture(drawing_engine, HOSTILE, fmt=fmt, expand=True)
     assert "<script" not in drawn
     assert "<img" not in drawn
     assert "\x01" not in drawn
@@ -274,13 +279,13 @@ def test_plan_text_is_only_ever_text(engine: Engine, fmt: str) -> None:
         assert "img" not in tags
 
 
-def test_the_picture_loads_nothing_and_runs_nothing(engine: Engine) -> None:
-    html = picture(engine, REFERENCE_PLAN)
+def test_the_picture_loads_nothing_and_runs_nothing(drawing_engine: Engine) -> None:
+    html = picture(drawing_engine, REFERENCE_PLAN)
     assert set(_html_tags(html)) <= {
         "html", "head", "meta", "title", "style", "body", "svg", "rect", "g", "text", "tspan",
         "path",
     }  # fmt: skip
-    root = svg_root(picture(engine, REFERENCE_PLAN, fmt="svg"))
+    root = svg_root(picture(drawing_engine, REFERENCE_PLAN, fmt="svg"))
     for element in root.iter():
         for name, value in element.attrib.items():
             assert not name.startswith("on"), name
@@ -302,9 +307,9 @@ def _html_tags(html: str) -> list[str]:
     return tags
 
 
-def test_labels_wrap_at_32_characters(engine: Engine) -> None:
+def test_labels_wrap_at_32_characters(drawing_engine: Engine) -> None:
     label = "A fairly long label that has to wrap onto more than one line in the box"
-    root = svg_root(picture(engine, f"[ ] {label}\n", fmt="svg"))
+    root = svg_root(picture(drawing_engine, f"[ ] {label}\n", fmt="svg"))
     text = next(t for t in node_boxes(root)[0].iter(f"{SVG}text") if t.get("class") == "label")
     lines = list(text.itertext())
     assert len(lines) == 3
@@ -312,9 +317,9 @@ def test_labels_wrap_at_32_characters(engine: Engine) -> None:
     assert " ".join(lines) == label
 
 
-def test_bad_payloads_are_refused(engine: Engine) -> None:
+def test_bad_payloads_are_refused(drawing_engine: Engine) -> None:
     from werkbaum_core.errors import EngineError
 
     for payload in ({"text": 1}, {"text": "x", "format": "png"}, {"text": "x", "id": 3}):
         with pytest.raises(EngineError, match="picture: "):
-            engine.call("picture", payload)
+            drawing_engine.call("picture", payload)

@@ -16,6 +16,7 @@ from tests.render.pictures import SVG, label_of, node_boxes, svg_root, text_of, 
 from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.engine.modules import bundled_dir
 from werkbaum_core.errors import EngineError
+from werkbaum_stdio.render_cli import PICTURES_ENTRY
 
 PROBE = REPO / "tests" / "js" / "diagram_probe.js"
 DIAGRAM = bundled_dir() / "diagram.js"
@@ -23,7 +24,7 @@ DIAGRAM = bundled_dir() / "diagram.js"
 
 @pytest.fixture(scope="module", params=EXECUTORS)
 def probe(request: pytest.FixtureRequest) -> Iterator[Engine]:
-    yield from engine_on(request.param, PROBE)
+    yield from engine_on(request.param, PICTURES_ENTRY, PROBE)
 
 
 def draw(engine: Engine, analysis: Any, **options: Any) -> str:

@@ -10,8 +10,8 @@ EXAMPLE = REPO / "examples" / "launch.werkbaum"
 CHECKED_IN = REPO / "docs" / "launch.svg"
 
 
-def test_docs_launch_svg_is_current(engine: Engine) -> None:
-    current = picture(engine, EXAMPLE, fmt="svg")
+def test_docs_launch_svg_is_current(drawing_engine: Engine) -> None:
+    current = picture(drawing_engine, EXAMPLE, fmt="svg")
     assert CHECKED_IN.read_bytes() == current.encode("utf-8"), (
         f"{CHECKED_IN.relative_to(REPO)} is stale: run `nox -s pictures` and commit it"
     )

@@ -42,7 +42,7 @@ NESTING_HEADROOM = 20_000
 """A 2,000,000-character plan can nest ~2,000 levels, which is ~4,000 levels of
 JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
 per level, so the default limit of 1,000 would turn a legal plan into a crash."""
-ENTRIES = ("exports.js", "facade.js", "writes.js", "pictures.js", "transport.js")
+ENTRIES = ("exports.js", "facade.js", "writes.js", "transport.js")
 INCLUDE_ALL = ("tree", "warnings", "path")
 CACHE_ENTRIES = 32
 CACHE_CHARS = 50_000_000

@@ -1,4 +1,5 @@
-// pictures.js — the engine entry of `werkbaum render`, loaded after facade.js:
+// pictures.js — the engine entry of `werkbaum render`, loaded after facade.js
+// by the engines that draw (an extra entry; the servers' engines skip it):
 // `picture` analyses a text exactly as `analyze` does and draws the result
 // with diagram.js, in ONE call (the analysis never crosses into Python).
 import { drawPlan } from './diagram.js';
