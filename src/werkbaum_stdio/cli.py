@@ -300,5 +300,18 @@ def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -
 
 
 def main() -> None:
-    """Console entry point of ``werkbaum``."""
-    app(prog_name="werkbaum")
+    """Console entry point of ``werkbaum``: a bad argument is one line on stderr, exit 2."""
+    try:
+        code = app.main(prog_name="werkbaum", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "werkbaum"
+        click.echo(f"{where}: {exc.format_message().rstrip('.')}; see {where} --help", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        fail(exc.format_message(), exc.exit_code)
+    except click.exceptions.Abort:
+        fail("aborted", 1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -100,25 +100,28 @@ def tree_lines(
 
 
 def _loads_lines(loads: AssigneeLoads, width: int) -> list[str]:
+    """The load heading, then one row per person: size points, share, stations."""
     total = loads.total
     heading = f"Load: {_points(total)} of open work on the cheapest path"
-    out = wrap(heading.split(), "", "  ", width)
-    rows: list[tuple[str, str, str, str]] = [
-        (
-            f"@{tag}",
-            _points(load),
-            _share(load, total),
-            _count(loads.stations.get(tag, 0), "station"),
-        )
+    rows: list[tuple[str, Number, str]] = [
+        (f"@{tag}", load, _count(loads.stations.get(tag, 0), "station"))
         for tag, load in sorted(loads.loads.items(), key=lambda kv: -kv[1])
     ]
     unassigned = total - sum(loads.loads.values())
     if unassigned > 0:
-        rows.append(("unassigned", _points(unassigned), _share(unassigned, total), ""))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
-    for name, points, share, stations in rows:
-        row = f"  {name:<{widths[0]}}  {points:>{widths[1]}}  {share:>{widths[2]}}  {stations}"
-        out.append(row.rstrip())
+        rows.append(("unassigned", unassigned, ""))
+    name_width = max(len(name) for name, _, _ in rows)
+    number_width = max(len(f"{load:g}") for _, load, _ in rows)
+    out = wrap(heading.split(), "", "  ", width)
+    for name, load, stations in rows:
+        unit = "size point" if load == 1 else "size points"
+        columns = [
+            f"{name:<{name_width}} ",
+            f"{load:>{number_width}g} {unit:<11} ",
+            f"{_share(load, total):>4} ",
+            stations,
+        ]
+        out += [row.rstrip() for row in wrap([c for c in columns if c], "  ", "    ", width)]
     return out
 
 
