@@ -161,10 +161,6 @@ def check(
       cat plan.werkbaum | werkbaum check --stdin-filename plan.werkbaum -
     """
     plans = expand(files, DEFAULT_PATTERNS + tuple(globs), stdin_filename)
-    if not plans:
-        if not quiet:
-            click.echo("werkbaum: no plan files to check", err=True)
-        return
     found: list[diag.Diagnostic] = []
     engines: LazyEngine | None = None
     try:
@@ -182,7 +178,8 @@ def check(
     colour = fmt == "text" and use_colour(sys.stdout)
     click.echo(RENDERERS[fmt](found, colour), nl=False, color=colour)
     if not quiet:
-        click.echo(diag.summary(found, len(plans)), err=True)
+        note = diag.summary(found, len(plans)) if plans else "werkbaum: no plan files to check"
+        click.echo(note, err=True)
     sys.exit(diag.worst_exit(found, strict))
 
 

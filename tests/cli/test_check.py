@@ -5,6 +5,7 @@ Through the installed script, on every executor where the engine's facts matter.
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -118,6 +119,18 @@ def test_no_files_is_exit_0_with_a_note(tmp_path: Path) -> None:
         assert (result.returncode, result.stdout) == (0, ""), result.stderr
         assert result.stderr == "werkbaum: no plan files to check\n"
     assert run("check", "-q").stderr == ""
+    sarif = run("check", "--format", "sarif")  # an upload step still gets a valid log
+    assert (sarif.returncode, json.loads(sarif.stdout)["runs"][0]["results"]) == (0, [])
+
+
+def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    plan(tmp_path, "p.werkbaum", "[ ] P\n")
+    result = run("check", "--engine", "nope", "p.werkbaum", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert (
+        result.stderr.startswith("werkbaum: unknown engine 'nope'")
+        and result.stderr.count("\n") == 1
+    )
 
 
 def test_a_directory_stands_for_its_plans_without_hidden_folders(tmp_path: Path) -> None:
@@ -206,3 +219,21 @@ def test_version_on_every_command_and_script() -> None:
         result = run(*args, script=script)
         assert result.returncode == 0, (args, script, result.stderr)
         assert result.stdout == f"{script} {__version__}\n"
+
+
+def test_the_readme_example_is_real_output(tmp_path: Path) -> None:
+    """The README's first console lines: ``werkbaum check plans/`` and what it prints."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ werkbaum check plans/", 1)[1].split("\n$ echo", 1)[0]
+    shown = block.splitlines()[1:]
+    (tmp_path / "plans").mkdir()
+    plan(
+        tmp_path / "plans",
+        "app.werkbaum",
+        "[ ] Plan\n  - [ ] A (S)\n  | [ ] B (S)\n  - [ ] C :#nope\n",
+    )
+    for name in ("a", "b", "c"):
+        plan(tmp_path / "plans", f"{name}.werkbaum", "[ ] Clean\n")
+    result = run("check", "plans/", cwd=tmp_path)
+    assert result.returncode == 1
+    assert (result.stdout + result.stderr).splitlines() == shown

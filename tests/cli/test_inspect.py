@@ -111,3 +111,13 @@ def test_json_is_the_engine_analysis() -> None:
     data = json.loads(result.stdout)
     assert data["warnings"] == []
     assert len(data["path"]["stations"]) == 30
+
+
+def test_the_readme_shows_real_output() -> None:
+    """Every line of the README's inspect excerpt is a line of the real output (width 80)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```text\nexamples/launch.werkbaum", 1)[1].split("```", 1)[0]
+    shown = ["examples/launch.werkbaum" + block.splitlines()[0], *block.splitlines()[1:]]
+    real = run("inspect", "--width", "80", "examples/launch.werkbaum", cwd=REPO).stdout.splitlines()
+    missing = [line for line in shown if line.strip() != "…" and line not in real]
+    assert not missing, missing
