@@ -65,7 +65,7 @@ def test_a_subtree_by_id() -> None:
     ("args", "message"),
     [
         (["-o", "plan.png"], "cannot tell the format from the suffix"),
-        (["--format", "pdf"], "--format pdf: choose html or svg"),
+        (["--format", "pdf"], "Invalid value for '--format'"),
         (["--id", "nope"], "no node with id #nope"),
     ],
 )
@@ -85,3 +85,16 @@ def test_unreadable_plan_and_unwritable_output_exit_2(tmp_path: Path) -> None:
     blocked = run("render", "--engine", "dukpy", LAUNCH, "-o", tmp_path / "no" / "dir.svg")
     assert blocked.returncode == 2
     assert b"dir.svg" in blocked.stderr
+
+
+def test_standard_input_is_a_plan_too() -> None:
+    done = subprocess.run(
+        [str(WERKBAUM), "render", "--engine", "dukpy", "--format", "svg", "-"],
+        input=LAUNCH.read_bytes(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    svg = done.stdout.decode("utf-8")
+    assert 'aria-label="Plan picture: plan"' in svg
+    assert len(node_boxes(svg_root(svg))) == 13

@@ -72,7 +72,8 @@ export function mixedGateWarnings(roots) {
       const first = kids[0].type;
       for (let i = 1; i < kids.length; i++) {
         if (kids[i].type !== first) {
-          out.push({ type: 'mixedGate', line: kids[0].line, label: n.label });
+          // siblingLine (ours, not upstream's): the first child whose gate differs.
+          out.push({ type: 'mixedGate', line: kids[0].line, label: n.label, siblingLine: kids[i].line });
           break;
         }
       }
@@ -279,7 +280,8 @@ function pathJson(run, scope, ref) {
   const stations = run.plan ? stationsIn(nodes, parent, set, inSet).filter(inScope).map(ref) : [];
   let loads = { loads: {}, total: 0, stations: {}, totalStations: 0 };
   if (run.plan) {
-    const l = model.assigneeLoads(run.visible, set);
+    // With an id, the subtree's own loads (owners still inherited from above it).
+    const l = model.assigneeLoads(run.visible, scope ? new Set([...set].filter(inScope)) : set);
     loads = { loads: mapToObject(l.loads), total: l.total, stations: mapToObject(l.stations), totalStations: l.totalStations };
   }
   return {
