@@ -112,6 +112,8 @@ def plan(
     except Conflict as exc:
         known = recent.text(request.source, request.base.checksum) if recent else None
         raise _conflict(exc, known, request, recent) from None
+    for text in (base_text, current.text):  # stores bound their texts; the engine relies on it
+        check_size(len(text), "the plan")
     sets_prod = request.verb == "setStatus" and request.args.get("status") == "^"
     if sets_prod and not request.allow_prod:
         raise Blocked(
