@@ -147,3 +147,20 @@ def test_long_labels_end_in_an_ellipsis(probe: Engine) -> None:
     assert shown.endswith("…")
     assert label.startswith(shown.removesuffix("…").rstrip())
     assert tooltip_of(box).split("\n")[0] == label
+
+
+def test_inspect_views_show_what_they_left_out(probe: Engine) -> None:
+    """A tool result shaped by ``depth`` or ``hideDone`` says so, box by box and above."""
+    text = "[ ] P\n  - [ ] A\n    - [ ] A1\n      - [x] A2\n  - [x] B\n    - [x] B1\n"
+    cut = probe.call("analyze", {"text": text, "depth": 1, "include": ["tree", "path"]})
+    root = svg_root(draw(probe, cut, format="svg"))
+    a = next(b for b in node_boxes(root) if b.get("data-line") == "2")
+    assert a.get("data-cut") == "2"
+    assert "▸ 2 below" in [text_of(g) for g in a.iter(f"{SVG}g")]
+    summary = next(t for t in root.iter(f"{SVG}text") if t.get("class") == "summary")
+    assert "cut at depth 1 (2 nodes with more below)" in text_of(summary)
+    done = probe.call("analyze", {"text": text, "hideDone": True, "include": ["tree", "path"]})
+    root = svg_root(draw(probe, done, format="svg"))
+    assert [b.get("data-line") for b in node_boxes(root)] == ["1", "2", "3"]
+    summary = next(t for t in root.iter(f"{SVG}text") if t.get("class") == "summary")
+    assert "2 done or discarded subtrees (3 nodes) left out" in text_of(summary)

@@ -234,8 +234,14 @@ function summarize(flat, analysis, expand) {
     if (box.warnings === EMPTY) box.warnings = [];
     box.warnings.push(w);
   }
+  // What an inspect view left out of the tree (depth, hideDone), for the header.
+  const counted = (o, keys) => o && typeof o === 'object' && keys.every((k) => typeof o[k] === 'number');
+  const view = {
+    cut: counted(analysis.cut, ['depth', 'nodes']) ? analysis.cut : null,
+    hidden: counted(analysis.hidden, ['subtrees', 'nodes']) ? analysis.hidden : null,
+  };
   return {
-    refs, visible, hidden, info, warnings, path, stationCount: stationList.length, neededCount: needed.size,
+    refs, visible, hidden, info, warnings, path, view, stationCount: stationList.length, neededCount: needed.size,
   };
 }
 
@@ -245,6 +251,12 @@ function summarize(flat, analysis, expand) {
 // is contiguous in document order, and so are its stations).
 function stationRange(box) {
   return box.last > box.first ? box.first + '–' + box.last : String(box.first);
+}
+
+// An inspect view cut at a depth keeps a node's count of descendants instead
+// of its children (engine-contract.md, `depth`).
+function cutBelow(n) {
+  return typeof n.descendants === 'number' && n.descendants > 0 && !childrenOf(n).length ? n.descendants : 0;
 }
 
 function labelOf(n) {
@@ -285,6 +297,8 @@ function metaItems(n, box, status, hiddenCount, stationCount) {
     add('pill folded', '▸ ' + hiddenCount + ' hidden',
       'folded in the text: ' + plural(hiddenCount, 'node') + ' below (expand to show them)');
   }
+  const cut = cutBelow(n);
+  if (cut) add('pill folded', '▸ ' + cut + ' below', plural(cut, 'node') + ' below, not in this view (depth)');
   return items;
 }
 
@@ -396,6 +410,12 @@ function header(summary, nodeCount, hiddenTotal, title, width) {
   }
   facts.push(summary.warnings.length ? plural(summary.warnings.length, 'warning') : 'no warnings');
   if (hiddenTotal) facts.push(plural(hiddenTotal, 'node') + ' in folded subtrees');
+  const { cut, hidden } = summary.view;
+  if (cut) facts.push('cut at depth ' + cut.depth + ' (' + plural(cut.nodes, 'node') + ' with more below)');
+  if (hidden) {
+    const nodes = plural(hidden.nodes, 'node');
+    facts.push(plural(hidden.subtrees, 'done or discarded subtree') + ' (' + nodes + ') left out');
+  }
   y += 20;
   out.push('<text class="summary" x="' + MARGIN + '" y="' + y + '">' + esc(facts.join(' · ')) + '</text>');
   const load = loadLine(summary.path);
@@ -546,6 +566,7 @@ function nodeSvg(i, n, ref, box, geo, summary, hiddenCount) {
   if (typeof n.effectiveStatus === 'string') out.push(' data-effective="', esc(n.effectiveStatus), '"');
   if (box.first) out.push(' data-station="', stationRange(box).replace('–', '-'), '"');
   if (hiddenCount) out.push(' data-hidden="', hiddenCount, '"');
+  if (cutBelow(n)) out.push(' data-cut="', cutBelow(n), '"');
   out.push(' transform="translate(', geo.left[i], ' ', geo.top[i], ')">');
   out.push('<title>', esc(tooltip(n, status, box, summary, hiddenCount)), '</title>');
   if (hiddenCount) out.push('<rect class="stack" x="5" y="5" width="', BOX_W, '" height="', h, '" rx="5"/>');
