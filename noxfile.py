@@ -2,11 +2,13 @@
 
 Every session installs from ``uv.lock`` (``uv sync --locked``) into its own
 environment, so a fresh machine needs only Python, ``pip install nox uv`` and
-node (for the node executor and the MCP Inspector).
+node (for the node executor and the MCP Inspector); ``tests`` installs Debian's
+chromium for the browser tests when it runs as root.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -23,6 +25,8 @@ TEST_TOOLS = {
     "git": "git (Debian/Ubuntu: apt install git)",
 }
 """Programs the tests need that nox cannot install into an environment."""
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's browser for the browser tests; ``_install_chromium`` adds it when missing."""
 
 
 def _sync(session: nox.Session) -> None:
@@ -65,10 +69,27 @@ def _require_tools(session: nox.Session) -> None:
         session.error("the tests need " + "; ".join(missing) + " on the PATH")
 
 
+def _install_chromium(session: nox.Session) -> None:
+    """Debian's chromium for the browser tests (tests/render/test_browser.py).
+
+    Installed with apt-get when it is missing and nox runs as root (CI, fresh machines);
+    otherwise the session stops with the one command to run. Playwright's own browser
+    downloads are never used: the tests drive this binary through ``executable_path``.
+    """
+    if os.environ.get("WERKBAUM_CHROMIUM") or Path(CHROMIUM).exists():
+        return
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        session.error(f"the browser tests need {CHROMIUM}: run `sudo apt-get install chromium`")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run("apt-get", "update", "-q", external=True, env=env)
+    session.run("apt-get", "install", "-y", "-q", "chromium", external=True, env=env)
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
     """The whole test suite (conformance on every executor, protocol, CLI, backend)."""
     _require_tools(session)
+    _install_chromium(session)
     _sync(session)
     _npm_install(session)
     session.run("pytest", "-q", *session.posargs)
@@ -87,6 +108,16 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over the three packages."""
     _sync(session)
     session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def pictures(session: nox.Session) -> None:
+    """Redraw the README's picture (docs/launch.svg) from examples/launch.werkbaum.
+
+    ``tests/render/test_readme_picture.py`` fails while the checked-in file is stale.
+    """
+    _sync(session)
+    session.run("werkbaum", "render", "examples/launch.werkbaum", "-o", "docs/launch.svg")
 
 
 @nox.session(python=PYTHON)

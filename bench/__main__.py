@@ -8,8 +8,9 @@ Nothing here asserts: a missed goal is a row in the report, not a failure.
 The exit code is 1 only when a section could not run at all.
 
 Sections (goal numbers as in BENCHMARKS.md): engine (1), stdio (2),
-coldstart (3), http (4), memory (5). ``--quick`` takes fewer samples (a smoke
-run of about a minute); the full run takes several minutes.
+coldstart (3), http (4), memory (5), pictures (``werkbaum render``). ``--quick``
+takes fewer samples (a smoke run of about a minute); the full run takes several
+minutes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 import traceback
 from collections.abc import Callable
 
-from bench import coldstart, engine, http_throughput, machine, memory, stdio
+from bench import coldstart, engine, http_throughput, machine, memory, pictures, stdio
 from bench.report import render
 from bench.results import Section
 
@@ -30,6 +31,7 @@ SECTIONS: dict[str, Callable[[bool], Section]] = {
     "coldstart": coldstart.run,
     "http": http_throughput.run,
     "memory": memory.run,
+    "pictures": pictures.run,
 }
 
 

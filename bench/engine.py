@@ -90,14 +90,8 @@ def run(quick: bool) -> Section:
     for kind in kinds:
         closure = fresh[(kind, CLOSURE)]
         default = kind == "dukpy"
-        section.goals.append(
-            Goal(
-                f"engine {kind}: closure worst case" + (" (default engine)" if default else ""),
-                f"{closure:.0f} ms",
-                "≤ 2000 ms" if default else "- (info)",
-                closure <= 2000 if default else None,
-            )
-        )
+        name = f"engine {kind}: closure worst case" + (" (default engine)" if default else "")
+        section.goals.append(Goal.time_limit(name, closure, 2000, default))
     section.notes.append(
         "Uncached = a unique `%%` comment line per call (digest cache and facade run cache "
         "miss); cached = the same text again (digest hit: sha256 + json.loads). n = samples "

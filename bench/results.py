@@ -14,6 +14,12 @@ class Goal:
     target: str
     met: bool | None
 
+    @classmethod
+    def time_limit(cls, goal: str, ms: float, limit_ms: float, judged: bool) -> Goal:
+        """A time against a limit; ``judged`` False makes it an informational row."""
+        target = f"≤ {limit_ms:.0f} ms" if judged else "- (info)"
+        return cls(goal, f"{ms:.0f} ms", target, ms <= limit_ms if judged else None)
+
 
 @dataclass(frozen=True)
 class Table:

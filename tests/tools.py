@@ -8,6 +8,7 @@ suite, and never a raw ``FileNotFoundError``). ``nox -s tests`` installs what it
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -20,12 +21,20 @@ INSTALL = {
     "git": "git on the PATH (Debian/Ubuntu: `apt install git`)",
     "uv": "uv on the PATH (`pip install uv`; the README's test command installs it)",
     "npm": "npm on the PATH (it comes with node: `apt install npm` on Debian/Ubuntu)",
+    "chromium": "Debian's chromium at /usr/bin/chromium (`apt-get install chromium`; "
+    "`nox -s tests` installs it when run as root; WERKBAUM_CHROMIUM may name another binary)",
 }
 
 
 def find_tool(name: str) -> str | None:
-    """The tool's path, or None; ``node`` honours ``WERKBAUM_NODE`` like the executor."""
-    return node_binary() if name == "node" else shutil.which(name)
+    """The tool's path, or None; ``node`` honours ``WERKBAUM_NODE`` like the executor,
+    ``chromium`` ``WERKBAUM_CHROMIUM`` (default: Debian's ``/usr/bin/chromium``)."""
+    if name == "node":
+        return node_binary()
+    if name == "chromium":
+        path = os.environ.get("WERKBAUM_CHROMIUM") or "/usr/bin/chromium"
+        return path if os.access(path, os.X_OK) else None
+    return shutil.which(name)
 
 
 def require_tool(name: str) -> str:

@@ -1,4 +1,4 @@
-"""The human command line: ``werkbaum check``, ``werkbaum inspect`` and ``werkbaum mirror``.
+"""The human command line: ``werkbaum check``, ``inspect``, ``render`` and ``mirror``.
 
 ``check`` behaves like the linters people already run in terminals, pre-commit
 and CI: every file is checked on its own (an unreadable one is one diagnostic,
@@ -33,6 +33,13 @@ from werkbaum_stdio.planfiles import (
     Unreadable,
     expand,
     read_plan,
+)
+from werkbaum_stdio.render_cli import (
+    FORMATS,
+    PICTURES_ENTRY,
+    draw,
+    picture_format,
+    write_picture,
 )
 from werkbaum_stdio.report import inspect_report
 from werkbaum_stdio.terminal import MIN_WIDTH, use_colour, width
@@ -92,6 +99,7 @@ def app() -> None:
     Examples:
       werkbaum check plans/
       werkbaum inspect plan.werkbaum
+      werkbaum render plan.werkbaum -o plan.html
       werkbaum mirror https://werkbaum.example.org/api/v1/documents/UUID plan.werkbaum
     """
 
@@ -245,6 +253,72 @@ def inspect(
         return
     found = diag.from_analysis(plan.name, text, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
+
+
+@app.command(context_settings=CONTEXT, short_help="Draw a plan as an HTML page or SVG picture.")
+@click.argument("file", metavar="FILE|-")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.html|FILE.svg",
+    help="Write the picture here (default: standard output).",
+)
+@click.option("--id", "node", metavar="ID", help="Only the subtree of this id.")
+@click.option("--expand", is_flag=True, help="Open the folded subtrees too.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="html or svg (default: from the suffix of -o, else html).",
+)
+@engine_options
+@version
+def render(
+    file: str,
+    output: Path | None,
+    node: str | None,
+    expand: bool,
+    fmt: str | None,
+    engine: str | None,
+    frontend: str | None,
+) -> None:
+    """Draw the plan as one self-contained HTML page or SVG picture.
+
+    Every node is a box with its label, id, size, people and status (colour
+    and glyph); the gates, the cheapest path and its stations, effective
+    status and warnings are marked; discarded nodes are faded and folded
+    subtrees collapsed. No script, nothing loaded. See docs/pictures.md.
+    Exit status: 0 written, 2 an unreadable plan, an unknown id or format,
+    or an output that cannot be written.
+
+    \b
+    Examples:
+      werkbaum render plan.werkbaum -o plan.html
+      werkbaum render plan.werkbaum -o plan.svg --expand
+      werkbaum render --id shop.build --format svg plan.werkbaum > shop.svg
+    """
+    try:
+        chosen = picture_format(output, fmt)
+    except WerkbaumError as exc:
+        fail(exc.message, diag.EXIT_UNREADABLE)
+    plan = PlanArg("<stdin>", None) if file == STDIN else PlanArg(file, Path(file))
+    try:
+        text = read_plan(plan)
+    except Unreadable as exc:
+        fail(f"{file}: {exc.reason}", diag.EXIT_UNREADABLE)
+    title = "plan" if plan.path is None else plan.path.name
+    try:
+        with Engine.create(
+            choose_executor(engine), frontend, extra_entries=[PICTURES_ENTRY]
+        ) as eng:
+            picture = draw(eng, text, title=title, node=node, expand=expand, fmt=chosen)
+    except WerkbaumError as exc:
+        fail(f"{file}: {exc.message}", diag.EXIT_UNREADABLE)
+    try:
+        write_picture(picture, output)
+    except OSError as exc:
+        fail(f"{output}: {exc.strerror or exc}", diag.EXIT_UNREADABLE)
 
 
 @app.command(context_settings=CONTEXT, short_help="Copy a shared document into a file.")

@@ -1,0 +1,296 @@
+"""The CLI's picture of the reference plan in a real browser: headless Chromium (Debian's
+package, never a browser Playwright downloads) driven by Playwright's Python API.
+
+It checks what a person sees, through the DOM the browser built: the boxes, stations and
+effective-status marks, the computed colours of every status, no overlapping boxes, and
+that the page requests and runs nothing. Screenshots are written to
+``build/screenshots/`` (the test prints their paths).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.conftest import REFERENCE_PLAN, REPO
+from tests.tools import require_tool
+from werkbaum_core import Engine
+from werkbaum_core.engine.modules import bundled_dir
+
+WERKBAUM = Path(sys.executable).with_name("werkbaum")
+SCREENSHOTS = REPO / "build" / "screenshots"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 60_000
+DISCREPANCIES = ["#be.docs", "#col.live.http", "#trk.write"]
+FILLS = {
+    "idee": "rgb(235, 237, 239)",
+    "geplant": "rgb(235, 228, 246)",
+    "highrisk": "rgb(255, 229, 204)",
+    "arbeit": "rgb(250, 221, 228)",
+    "durchstich": "rgb(251, 242, 206)",
+    "fertig": "rgb(220, 241, 222)",
+    "prod": "rgb(219, 234, 248)",
+    "verworfen": "rgb(241, 242, 244)",
+}
+"""notation.md §7 box fills as the browser computes them."""
+STROKES = {
+    "idee": "rgb(162, 171, 181)",
+    "geplant": "rgb(169, 145, 212)",
+    "highrisk": "rgb(249, 115, 22)",
+    "arbeit": "rgb(216, 151, 168)",
+    "durchstich": "rgb(217, 190, 99)",
+    "fertig": "rgb(134, 194, 147)",
+    "prod": "rgb(133, 172, 215)",
+    "verworfen": "rgb(179, 186, 194)",
+}
+
+# Everything the DOM says about the node boxes, read in one round trip.
+READ_BOXES = """() => [...document.querySelectorAll('g.node[data-ref]')].map((g) => {
+  const box = g.querySelector(':scope > rect.box');
+  const style = getComputedStyle(box);
+  const r = box.getBoundingClientRect();
+  const glyph = g.querySelector(':scope > text.glyph');
+  const label = g.querySelector(':scope > text.label');
+  const pill = (cls) => g.querySelector(':scope > g.meta > g.' + cls);
+  const eff = pill('eff');
+  return {
+    ref: g.dataset.ref, status: g.dataset.status, effective: g.dataset.effective || null,
+    station: g.dataset.station || null, hidden: g.dataset.hidden || null,
+    classes: [...g.classList], fill: style.fill, stroke: style.stroke,
+    opacity: getComputedStyle(g).opacity,
+    glyph: glyph ? glyph.textContent : null,
+    label: [...label.childNodes].map((n) => n.textContent).join(' '),
+    tooltip: g.querySelector(':scope > title').textContent,
+    stationPill: pill('station') ? pill('station').querySelector('text').textContent : null,
+    effPill: eff ? eff.querySelector('text').textContent : null,
+    effFill: eff ? getComputedStyle(eff.querySelector('rect')).fill : null,
+    rect: [r.x + scrollX, r.y + scrollY, r.width, r.height],
+  };
+})"""
+
+
+def render(tmp: Path, *args: str) -> Path:
+    """The CLI's HTML picture of the reference plan."""
+    target = tmp / ("werkbaum" + "".join(a.strip("-") for a in args) + ".html")
+    done = subprocess.run(
+        [str(WERKBAUM), "render", str(REFERENCE_PLAN), "-o", str(target), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return target
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Chromium with a fresh profile; one for the module (a start costs ~1 s)."""
+    chromium = require_tool("chromium")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as driver:
+        context = driver.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=chromium,
+            args=FLAGS,
+            headless=True,
+            timeout=TIMEOUT_MS,
+            viewport={"width": 1600, "height": 1000},
+        )
+        context.set_default_timeout(TIMEOUT_MS)
+        yield context
+        context.close()
+
+
+class Opened:
+    """A page showing one picture, with every request and console message it made."""
+
+    def __init__(self, context: Any, path: Path) -> None:
+        self.requests: list[str] = []
+        self.console: list[str] = []
+        self.page = context.new_page()
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: self.console.append(message.text))
+        self.page.goto(path.as_uri())
+        self.url = path.as_uri()
+        self.boxes: list[dict[str, Any]] = self.page.evaluate(READ_BOXES)
+
+    def by_ref(self, ref: str) -> dict[str, Any]:
+        return next(b for b in self.boxes if b["ref"] == ref)
+
+
+@pytest.fixture(scope="module")
+def expanded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Opened]:
+    opened = Opened(browser, render(tmp_path_factory.mktemp("picture"), "--expand"))
+    yield opened
+    opened.page.close()
+
+
+@pytest.fixture(scope="module")
+def folded(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Opened]:
+    opened = Opened(browser, render(tmp_path_factory.mktemp("picture")))
+    yield opened
+    opened.page.close()
+
+
+def test_every_node_is_a_box(expanded: Opened) -> None:
+    assert len(expanded.boxes) == 233
+    assert len({b["ref"] for b in expanded.boxes}) == 233
+    werkbaum = expanded.by_ref("#wb")
+    assert werkbaum["label"] == "Werkbaum"
+    assert werkbaum["tooltip"].startswith("Werkbaum\n[~] in progress · size XXL")
+
+
+def test_thirty_stations_in_order(expanded: Opened) -> None:
+    stations = [b for b in expanded.boxes if b["station"]]
+    assert [b["station"] for b in stations] == [str(k) for k in range(1, 31)]
+    assert [b["stationPill"] for b in stations] == [f"S{k}" for k in range(1, 31)]
+    assert all("needed" in b["classes"] for b in stations)
+
+
+def test_the_three_discrepancies_are_marked(expanded: Opened) -> None:
+    marked = [b for b in expanded.boxes if b["effective"]]
+    assert [b["ref"] for b in marked] == DISCREPANCIES
+    for box in marked:
+        assert (box["status"], box["effective"]) == ("^", "/")
+        assert box["effPill"] == "→[/]"
+        assert box["effFill"] == FILLS["durchstich"]  # the effective status's colour
+        assert box["fill"] == FILLS["prod"]  # the box keeps its own
+
+
+def test_box_colours_of_the_statuses(expanded: Opened) -> None:
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for box in expanded.boxes:
+        key = next(c.removeprefix("st-") for c in box["classes"] if c.startswith("st-"))
+        seen.setdefault(key, set()).add((box["fill"], box["stroke"]))
+        assert box["glyph"] == f"[{box['status']}]"  # the second signal besides colour
+    assert set(seen) == {"idee", "geplant", "highrisk", "arbeit", "durchstich", "prod", "verworfen"}
+    for key, colours in seen.items():
+        assert colours == {(FILLS[key], STROKES[key])}, key
+
+
+def test_discarded_boxes_are_faded(expanded: Opened) -> None:
+    discarded = [b for b in expanded.boxes if b["status"] == "-"]
+    assert discarded
+    assert all(float(b["opacity"]) < 0.6 for b in discarded)
+    assert all(float(b["opacity"]) == 1 for b in expanded.boxes if "faded" not in b["classes"])
+
+
+def test_no_two_boxes_overlap(expanded: Opened) -> None:
+    boxes = sorted(expanded.boxes, key=lambda b: b["rect"][1])
+    for i, a in enumerate(boxes):
+        ax, ay, aw, ah = a["rect"]
+        assert aw > 200 and ah > 30, a["ref"]
+        for b in boxes[i + 1 :]:
+            bx, by, bw, _ = b["rect"]
+            if by >= ay + ah:
+                break
+            assert bx >= ax + aw or ax >= bx + bw, (a["ref"], b["ref"])
+
+
+def test_the_page_loads_and_runs_nothing(expanded: Opened) -> None:
+    assert expanded.requests == [expanded.url]
+    assert expanded.page.evaluate("document.scripts.length") == 0
+    assert not [m for m in expanded.console if "Refused" in m or "Content Security" in m]
+
+
+def test_the_default_picture_folds_and_keeps_the_stations(folded: Opened) -> None:
+    assert len(folded.boxes) == 227
+    view = folded.by_ref("#idea.view")
+    assert view["hidden"] == "6"
+    assert len(folded.boxes) + sum(int(b["hidden"] or 0) for b in folded.boxes) == 233
+    assert [b["station"] for b in folded.boxes if b["station"]] == [str(k) for k in range(1, 31)]
+    assert [b["ref"] for b in folded.boxes if b["effective"]] == DISCREPANCIES
+
+
+def test_screenshots(expanded: Opened, folded: Opened) -> None:
+    """The artifacts: the top of the picture, and the part with #be.docs (its →[/] mark)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    top = SCREENSHOTS / "werkbaum-cli.png"
+    folded.page.screenshot(path=str(top))
+    x, y, _, _ = expanded.by_ref("#be.docs")["rect"]
+    detail = SCREENSHOTS / "werkbaum-cli-discrepancy.png"
+    expanded.page.screenshot(
+        path=str(detail),
+        full_page=True,
+        clip={"x": max(0, x - 400), "y": y - 300, "width": 1400, "height": 800},
+    )
+    for shot in (top, detail):
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        print(f"screenshot: {shot}")
+
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>
+<script type="application/json" id="analysis">{analysis}</script>
+<div id="out"></div>
+<script type="module">
+import {{ drawPlan }} from './diagram.js';
+const analysis = JSON.parse(document.getElementById('analysis').textContent);
+window.drawn = drawPlan(analysis, {{ format: 'html', expand: true, title: 'werkbaum.werkbaum' }});
+const svg = window.drawn.slice(window.drawn.indexOf('<svg'), window.drawn.indexOf('</svg>') + 6);
+document.getElementById('out').innerHTML = svg;
+</script></body></html>"""
+
+
+@pytest.fixture
+def module_site(tmp_path: Path) -> Iterator[str]:
+    """The bundled modules and a page that imports diagram.js, served on loopback (Chromium
+    loads no ES module from file://); the page gets the inspect JSON inline, as an app would."""
+    for module in bundled_dir().iterdir():
+        if module.suffix == ".js":
+            (tmp_path / module.name).write_bytes(module.read_bytes())
+    with Engine.create("dukpy", frontend="") as engine:
+        analysis = engine.analysis_text(REFERENCE_PLAN.read_text(encoding="utf-8"))
+    page = PAGE.format(analysis=analysis.replace("</", "<\\/"))
+    (tmp_path / "index.html").write_text(page, encoding="utf-8")
+    handler = functools.partial(QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_the_module_draws_the_same_picture_in_the_browser(
+    browser: Any, module_site: str, expanded: Opened
+) -> None:
+    """diagram.js unchanged in the browser's own engine, fed the inspect JSON: the very
+    bytes the CLI wrote, and the same boxes in the DOM (what the MCP App view will do)."""
+    page = browser.new_page()
+    try:
+        page.goto(module_site)
+        page.wait_for_function("typeof window.drawn === 'string'")
+        drawn = page.evaluate("window.drawn")
+        cli = Path(expanded.url.removeprefix("file://")).read_text(encoding="utf-8")
+        assert drawn == cli
+        boxes = page.evaluate(READ_BOXES)
+        assert [b["ref"] for b in boxes] == [b["ref"] for b in expanded.boxes]
+        assert [b["fill"] for b in boxes] == [b["fill"] for b in expanded.boxes]
+    finally:
+        page.close()
