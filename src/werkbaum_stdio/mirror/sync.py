@@ -198,8 +198,7 @@ class Mirror:
         )
 
     def _fetch(self) -> Fetched:
-        snapshot = self.store.read(self.document)
-        title = self.store.title(self.document)
+        snapshot, title = self.store.read_titled(self.document)
         version = snapshot.base.version
         if version is None:
             raise SourceUnavailable(f"{self.document} answered without a version")
