@@ -29,6 +29,8 @@ from collections.abc import Sequence
 import attrs
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from werkbaum_http.responses import TEXT, respond
+
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 _NAME = re.compile(rf"(?:{_LABEL}\.)*{_LABEL}")
 _PORT = re.compile(r"[0-9]{1,5}")
@@ -115,25 +117,11 @@ class HostCheck:
         hosts = [v for k, v in scope["headers"] if k == b"host"]
         origins = [v for k, v in scope["headers"] if k == b"origin"]
         if len(hosts) != 1 or not self.allowed.allows(hosts[0].decode("latin-1")):
-            await _plain(send, 421, b"Invalid Host header")
+            await respond(send, 421, b"Invalid Host header", content_type=TEXT)
             return
         if len(origins) > 1 or (
             origins and not self.allowed.allows_origin(origins[0].decode("latin-1"))
         ):
-            await _plain(send, 403, b"Invalid Origin header")
+            await respond(send, 403, b"Invalid Origin header", content_type=TEXT)
             return
         await self.app(scope, receive, send)
-
-
-async def _plain(send: Send, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

@@ -34,6 +34,8 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from werkbaum_http.responses import respond
+
 RETRY_AFTER_SECONDS = 1
 BUSY_CODE = -32000
 """JSON-RPC server-defined error: the server is at capacity (nothing was executed)."""
@@ -41,23 +43,6 @@ BODY_BUDGET_BYTES = 128 * 1024 * 1024
 """Request bytes a worker holds for bodies still arriving: sixteen full-size bodies."""
 
 _CLOSE = (b"connection", b"close")
-
-
-async def _respond(
-    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
-) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                *headers,
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 async def busy(send: Send, *, close: bool = False) -> None:
@@ -69,11 +54,11 @@ async def busy(send: Send, *, close: bool = False) -> None:
         }
     ).encode()
     headers = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
-    await _respond(send, 503, body, headers + ([_CLOSE] if close else []))
+    await respond(send, 503, body, headers + ([_CLOSE] if close else []))
 
 
 async def _refuse(send: Send, status: int, message: str, *extra: tuple[bytes, bytes]) -> None:
-    await _respond(send, status, json.dumps({"error": message}).encode(), list(extra))
+    await respond(send, status, json.dumps({"error": message}).encode(), extra)
 
 
 class McpGate:

@@ -22,6 +22,7 @@ import pytest
 from tests.backend import Backend
 from tests.backend.faults import Huge, Trickle
 from tests.backend.human import Human
+from tests.http.conftest import stop_process
 from tests.stdio.conftest import raw_handshake
 from werkbaum_core.stores.backend_http import DEADLINE_SECONDS, MAX_BACKEND_CALLS
 
@@ -74,12 +75,7 @@ class StdioProcess:
         return int(line.split()[1])
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
 
 
 @pytest.fixture

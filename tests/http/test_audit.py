@@ -12,13 +12,13 @@ import pytest
 
 from tests.backend import Backend
 from tests.http.conftest import (
+    FULL_TOKEN,
     PLAN,
-    auth,
     create_document,
     history_names,
     server_process,
 )
-from tests.http.test_transport import MODERN
+from tests.http.test_transport import modern_call
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
@@ -30,31 +30,17 @@ TRACE = "trace-4bf92f3577b34da6a3ce929d0e0e4736"
 
 
 def set_status(base_url: str, document: str, base: dict[str, Any], request_id: str) -> Any:
-    """A 2026-07-28 ``tools/call`` with a string id and an ``X-Request-Id``."""
-    name = "werkbaum_set_status"
-    body = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {
-            "name": name,
-            "arguments": {"source": document, "base": base, "id": "a", "status": "x"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "audit-test", "version": "0"},
-            },
-        },
-    }
-    headers = {
-        **auth(),
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-        "X-Request-Id": TRACE,
-    }
-    response = httpx.post(f"{base_url}/mcp", json=body, headers=headers, timeout=60)
+    """A ``tools/call`` with a string id and an ``X-Request-Id``."""
+    arguments = {"source": document, "base": base, "id": "a", "status": "x"}
+    response = modern_call(
+        base_url,
+        "werkbaum_set_status",
+        arguments,
+        FULL_TOKEN,
+        request_id=request_id,
+        client="audit-test",
+        headers={"X-Request-Id": TRACE},
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
