@@ -144,3 +144,19 @@ def test_a_history_of_legal_entries_is_read_entry_by_entry(backend: Backend, hum
         assert all("content" not in entry for entry in entries)
         text, _ = store.base_text(doc_id, Base(checksum(PLAN), 1))
         assert text == PLAN
+
+
+def test_an_http_proxy_from_the_environment_is_used_and_no_proxy_bypasses_it(
+    backend: Backend, human: Human, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stand-in doubles as the proxy: it reads the absolute-form target a proxy gets."""
+    doc_id = human.create(PLAN)
+    behind = f"http://werkbaum.invalid/api/v1/documents/{doc_id}"  # resolvable only by the proxy
+    monkeypatch.setenv("http_proxy", backend.base_url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    with DocumentStore(deadline=DEADLINE) as store:
+        assert store.read(behind).text == PLAN
+        monkeypatch.setenv("no_proxy", "werkbaum.invalid")
+        with pytest.raises(SourceUnavailable, match="cannot be reached"):
+            store.read(behind)
