@@ -5,7 +5,10 @@ as the stdio server (through :mod:`werkbaum_stdio.registration`) over the
 documents store alone, stateless, so any worker or replica can answer any
 request. Modules, one job each: ``config`` (settings and tokens from the
 environment), ``engine`` (which executor serves HTTP), ``sources`` (documents
-only), ``server`` (the MCP servers), ``auth`` (bearer tokens), ``limits``
-(per-worker call cap, POST only), ``access`` (an access log without query
-strings), ``app`` (the ASGI app factory), ``cli`` (``werkbaum-mcp-http``).
+only), ``server`` (the MCP servers), ``auth`` (bearer tokens), ``hosts`` (the
+Host/Origin allowlist), ``limits`` (the MCP endpoint: POST only, whole bodies,
+the per-worker call cap), ``responses`` (how these layers answer),
+``connections`` (uvicorn's protocol with deadlines and a connection cap),
+``access`` (an access log without query strings), ``app`` (the ASGI app
+factory), ``cli`` (``werkbaum-mcp-http``).
 """

@@ -10,20 +10,26 @@ Request path, outermost first::
     AccessLog → Starlette routes
       /healthz         → {"ok": true}                      (no token: for load balancers)
       /.well-known/*   → 404                               (no OAuth metadata, ever)
-      everything else  → BearerRouter ── full token ──→ CallCap → POST only → full MCP server
-                                      └─ read token ──→ CallCap → POST only → read-only server
-                         (no/wrong token → 401)
+      everything else  → HostCheck → BearerRouter ── full token ──→ McpGate → full MCP server
+                                                  └─ read token ──→ McpGate → read-only server
+                         (Host/Origin not allowed → 421/403; no/wrong token → 401)
 
-Each MCP server is the SDK's stateless Streamable HTTP app with JSON responses:
-no session is kept, so any worker or replica answers any request, in both
-protocol eras. Inside it the SDK enforces the body limit (413) and the Host
-allowlist against DNS rebinding (421).
+:class:`~werkbaum_http.hosts.HostCheck` is the Host allowlist against DNS
+rebinding; :class:`~werkbaum_http.limits.McpGate` takes only ``POST /mcp``,
+reads the body whole (413 beyond the limit) and then counts the call (503
+beyond ``--max-concurrent``). Each MCP server is the SDK's stateless Streamable
+HTTP app with JSON responses: no session is kept, so any worker or replica
+answers any request, in both protocol eras.
+
+Below the ASGI app, :mod:`werkbaum_http.connections` bounds every connection
+in time and the number of connections by the descriptor limit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 
 import anyio.from_thread
 import anyio.to_thread
@@ -41,7 +47,9 @@ from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.access import AccessLog, configure_logging
 from werkbaum_http.auth import BearerRouter
 from werkbaum_http.config import MAX_BODY_BYTES, HttpConfig, Tokens
-from werkbaum_http.limits import CallCap, post_only
+from werkbaum_http.connections import LoopErrors
+from werkbaum_http.hosts import AllowedHosts, HostCheck
+from werkbaum_http.limits import McpGate
 from werkbaum_http.server import build_server
 from werkbaum_http.sources import DocumentSources
 from werkbaum_stdio.audit import AuditLog
@@ -51,15 +59,8 @@ MCP_PATH = "/mcp"
 ALL_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
-def transport_security(allowed_hosts: Sequence[str]) -> TransportSecuritySettings:
-    """The SDK's DNS-rebinding check: ``Host`` must be allowed; a browser ``Origin``
-    must be one of those hosts over http or https (non-browser clients send none)."""
-    origins = [f"{scheme}://{host}" for host in allowed_hosts for scheme in ("http", "https")]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=list(allowed_hosts),
-        allowed_origins=origins,
-    )
+SDK_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+"""The SDK's Host check is off: :class:`HostCheck` has run before, matching exactly."""
 
 
 async def healthz(request: Request) -> Response:
@@ -93,7 +94,10 @@ def create_app(
     owned_engine = engine is None
     owned_store = store is None
     engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
-    store = store or DocumentStore(config.servers, allow_any_host=False)
+    # Every call here is a document call: as many backend calls as calls in flight.
+    store = store or DocumentStore(
+        config.servers, allow_any_host=False, max_calls=config.max_concurrent
+    )
     sources = DocumentSources(store)
     guide = guide_for(config.frontend)
     services = Services(
@@ -108,21 +112,23 @@ def create_app(
     if tokens.read is not None:
         servers.append((tokens.read, build_server(services, sources, read_only=True, guide=guide)))
 
-    security = transport_security(config.allowed_hosts)
-    cap = CallCap(config.max_concurrent)
+    allowed = AllowedHosts.parse(config.allowed_hosts)
+    gate = McpGate(MCP_PATH, config.max_concurrent, MAX_BODY_BYTES)
     routes: list[tuple[str, ASGIApp]] = []
     for token, server in servers:
         mcp_app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             json_response=True,
-            transport_security=security,
+            transport_security=SDK_SECURITY,
             max_request_body_size=MAX_BODY_BYTES,
         )
-        routes.append((token, cap.wrap(post_only(mcp_app, MCP_PATH))))
+        routes.append((token, gate.wrap(mcp_app)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # A worker must outlive a failing accept() at the descriptor limit.
+        asyncio.get_running_loop().set_exception_handler(LoopErrors())
         # A mounted app's own lifespan never runs: each session manager is entered here.
         engine.start()
         try:
@@ -141,7 +147,7 @@ def create_app(
             Route("/healthz", healthz, methods=["GET", "HEAD"]),
             Route("/.well-known", not_found_page, methods=list(ALL_METHODS)),
             Mount("/.well-known", app=not_found),
-            Mount("/", app=BearerRouter(routes)),
+            Mount("/", app=HostCheck(BearerRouter(routes), allowed)),
         ],
         lifespan=lifespan,
     )

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from werkbaum_http.responses import respond
+
 CHALLENGE = b'Bearer realm="werkbaum", error="invalid_token"'
 _BODY = json.dumps(
     {"error": "invalid_token", "error_description": "a valid bearer token is required"}
@@ -72,16 +74,5 @@ class BearerRouter:
 
 async def unauthorized(send: Send) -> None:
     """``401`` with the plain Bearer challenge (no OAuth discovery)."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"www-authenticate", CHALLENGE),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(_BODY)).encode()),
-                (b"cache-control", b"no-store"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": _BODY})
+    headers = [(b"www-authenticate", CHALLENGE), (b"cache-control", b"no-store")]
+    await respond(send, 401, _BODY, headers)

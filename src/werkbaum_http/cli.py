@@ -129,16 +129,18 @@ def serve(
 
     import uvicorn
 
+    from werkbaum_http.connections import uvicorn_settings
+
     uvicorn.run(
         "werkbaum_http.app:create_app",
         factory=True,
         host=host,
         port=port,
         workers=workers,
-        http=f"werkbaum_http.connections:{'Sharing' if workers > 1 else 'NoDelay'}H11Protocol",
         access_log=False,  # werkbaum_http.access logs without query strings
         server_header=False,
         log_level="info",
+        **uvicorn_settings(workers),
     )
 
 

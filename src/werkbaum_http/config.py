@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from werkbaum_http.hosts import AllowedHosts
+
 ENV_TOKEN = "WERKBAUM_MCP_TOKEN"
 ENV_READ_TOKEN = "WERKBAUM_MCP_READ_TOKEN"
 ENV_CONFIG = "WERKBAUM_HTTP_CONFIG"
@@ -91,6 +93,10 @@ class HttpConfig:
             raise ConfigError("--max-concurrent must be at least 1")
         if not self.allowed_hosts:
             raise ConfigError("at least one --allowed-host is required")
+        try:
+            AllowedHosts.parse(self.allowed_hosts)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
 
     def to_json(self) -> str:
         return json.dumps(attrs.asdict(self))

@@ -11,7 +11,14 @@ from typing import Any, TextIO
 
 
 class AuditLog:
-    """Appends audit lines to a file, or to stderr (stdout is the JSON-RPC wire)."""
+    """Appends audit lines to a file, or to stderr (stdout is the JSON-RPC wire).
+
+    A line is the write event of the catalogue (request ids, tool, source,
+    bases, ``clientId`` of a document write, outcome, …) with the time first.
+    ``client_id`` is the default ``clientId`` for events without one: the HTTP
+    server writes documents only, so it puts its client on every line, also on
+    one refused before a store was chosen.
+    """
 
     def __init__(self, path: Path | None = None, *, client_id: str | None = None) -> None:
         self._path = path

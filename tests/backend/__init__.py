@@ -16,7 +16,8 @@ Modules, one job each: ``config`` (settings), ``clock`` (injectable time),
 ``bodies`` (request schemas → 400), ``store`` (documents, history, feed),
 ``patchlog`` (seq idempotency), ``auth`` (master password, lockout),
 ``views`` (response bodies), ``problems`` (error bodies), ``app`` (routing and
-status codes), ``server`` (the HTTP transport).
+status codes), ``server`` (the HTTP transport), ``faults`` (trickling, stalled and
+huge answers, injected per test).
 """
 
 from tests.backend.clock import AdjustableClock, Clock, SystemClock

@@ -12,6 +12,7 @@ started in a background thread, stopped on exit.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from tests.backend.app import App, Request
 from tests.backend.auth import check_hash_supported
 from tests.backend.clock import AdjustableClock, Clock, SystemClock
 from tests.backend.config import BackendConfig
+from tests.backend.faults import Faults
 from tests.backend.ops import line_ops
 from tests.backend.store import Store
 
@@ -47,6 +49,7 @@ class _HTTPServer(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.app = app
         self.verbose = verbose
+        self.faults = Faults()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -95,7 +98,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(status, str(exc))
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
-        response = self.server.app.handle(Request(self.command, self.path, headers, body))
+        request = Request(self.command, self.path, headers, body)
+        response = self.server.app.handle(request)
+        fault = self.server.faults.match(self.command, request.path)
+        if fault is not None:
+            self.close_connection = True
+            with contextlib.suppress(OSError):  # the client gave up: what the fault is for
+                fault.send(self.wfile, response, self.protocol_version)
+            return
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
@@ -131,6 +141,11 @@ class Backend:
         self.app = App(self.config, self.clock, self.store)
         self._server = _HTTPServer((host, port), self.app, verbose)
         self._thread: threading.Thread | None = None
+
+    @property
+    def faults(self) -> Faults:
+        """Misbehaviours to inject (:mod:`tests.backend.faults`)."""
+        return self._server.faults
 
     @property
     def port(self) -> int:

@@ -35,6 +35,7 @@ from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.app import create_app
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN, HttpConfig, Tokens
+from werkbaum_http.connections import uvicorn_settings
 
 # Test-only values, generated per run: never a real secret in the repository.
 FULL_TOKEN = "full-" + secrets.token_hex(20)
@@ -87,11 +88,13 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(app: ASGIApp) -> Iterator[str]:
-    """``app`` under uvicorn on a free loopback port (in a thread); yields the base URL."""
+    """``app`` under uvicorn on a free loopback port (in a thread), with the protocol and
+    limits of ``werkbaum-mcp-http``; yields the base URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, **uvicorn_settings(1))
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT
@@ -187,14 +190,19 @@ class ServerProcess:
         raise RuntimeError(f"server did not start: {self.log.read_text(encoding='utf-8')}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self._handle.close()
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if the process has not ended 15 s later."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @contextlib.contextmanager

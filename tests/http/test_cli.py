@@ -296,7 +296,7 @@ def test_worker_connections_disable_nagle() -> None:
     import contextlib
     import socket
 
-    from werkbaum_http.connections import NoDelayH11Protocol
+    from werkbaum_http.connections import GuardedH11Protocol
 
     class Transport:
         def __init__(self, sock: socket.socket) -> None:
@@ -312,7 +312,7 @@ def test_worker_connections_disable_nagle() -> None:
     accepted, _ = listener.accept()
     try:
         assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
-        protocol = NoDelayH11Protocol.__new__(NoDelayH11Protocol)
+        protocol = GuardedH11Protocol.__new__(GuardedH11Protocol)
         # The rest of uvicorn's connection setup needs a running server; the socket
         # option is set before it, which is all this test looks at.
         with contextlib.suppress(Exception):

@@ -50,11 +50,20 @@ def legacy_post(
     )
 
 
-def modern_call(base_url: str, name: str, arguments: dict[str, Any], token: str) -> httpx.Response:
+def modern_call(
+    base_url: str,
+    name: str,
+    arguments: dict[str, Any],
+    token: str,
+    *,
+    request_id: int | str = 7,
+    client: str = "raw",
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
     """A 2026-07-28 ``tools/call``: self-contained, no handshake, no session."""
     body = {
         "jsonrpc": "2.0",
-        "id": 7,
+        "id": request_id,
         "method": "tools/call",
         "params": {
             "name": name,
@@ -62,18 +71,19 @@ def modern_call(base_url: str, name: str, arguments: dict[str, Any], token: str)
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": MODERN,
                 "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+                "io.modelcontextprotocol/clientInfo": {"name": client, "version": "0"},
             },
         },
     }
-    headers = {
+    sent = {
         **auth(token),
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": "tools/call",
         "Mcp-Name": name,
+        **(headers or {}),
     }
-    return httpx.post(f"{base_url}/mcp", json=body, headers=headers, timeout=60)
+    return httpx.post(f"{base_url}/mcp", json=body, headers=sent, timeout=60)
 
 
 @pytest.mark.parametrize(

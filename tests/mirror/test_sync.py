@@ -179,28 +179,29 @@ def test_a_committed_hand_edit_is_overwritten_and_the_diff_shows_it(
     assert body(repo) == "v3 Claude Code"
 
 
-def test_an_uncommitted_hand_edit_is_overwritten(
+def test_an_uncommitted_hand_edit_is_overwritten_once_it_is_stashed(
     repo: Path, human: Human, setup: tuple[str, Mirror, Agent]
 ) -> None:
+    """The server is the source (spec §8); the hand edit survives in a stash (issue 13)."""
     doc_id, mirror, agent = setup
     agent.write("setStatus", {"id": "a", "status": "x"})
     path = repo / REL
     path.write_text("vandalised\n", encoding="utf-8")
     before = commits(repo)
     # the server did not change: the file is restored, and there is nothing to commit
-    assert mirror.sync(None).to_json() == {"unchanged": True, "version": 2}
+    outcome = mirror.sync(None).to_json()
+    assert outcome == {"unchanged": True, "version": 2, "handEditStash": outcome["handEditStash"]}
     assert commits(repo) == before
     assert path.read_bytes() == server_bytes(human, doc_id)
     assert git(repo, "status", "--porcelain") == ""
-    path.write_text("vandalised\n", encoding="utf-8")
-    git(repo, "add", REL)  # even staged, the hand edit does not survive
-    assert mirror.sync(None).to_json() == {"unchanged": True, "version": 2}
-    assert git(repo, "status", "--porcelain") == ""
     path.write_text("vandalised again\n", encoding="utf-8")
-    _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
-    assert outcome is not None and "commit" in outcome
+    git(repo, "add", REL)  # staged as well
+    _, written = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert written is not None and "commit" in written
     assert path.read_bytes() == server_bytes(human, doc_id)
-    assert "vandalised" not in git(repo, "log", "-p", "--", REL)
+    assert "vandalised" not in git(repo, "log", "-p", "--", REL)  # not in the history ...
+    kept = git(repo, "stash", "list", "-p")
+    assert "+vandalised\n" in kept and "+vandalised again\n" in kept  # ... but in the stashes
 
 
 def test_a_file_that_matches_but_is_not_committed_gets_committed(

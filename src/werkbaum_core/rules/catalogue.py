@@ -206,6 +206,9 @@ def _write(
 ) -> JSONObject:
     started = time.time()
     event: JSONObject = {
+        "requestId": caller.request_id,
+        # The client chooses its X-Request-Id: 128 characters of it at most.
+        "httpRequestId": (caller.http_request_id or "")[:128] or None,
         "tool": tool,
         "source": args.get("source"),
         "displayName": caller.display_name,
@@ -214,6 +217,8 @@ def _write(
         resolved = services.sources.resolve(args["source"])
         base = Base(checksum=args["base"]["checksum"], version=args["base"].get("version"))
         event.update(source=resolved.redirected_to or resolved.key, old=base.to_json())
+        # A document store writes under its own clientId (spec §7); files have none.
+        event["clientId"] = getattr(resolved.store, "client_id", None)
         request = WriteRequest(
             source=resolved.key,
             base=base,

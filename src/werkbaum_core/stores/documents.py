@@ -19,25 +19,48 @@ Errors follow spec §13: a stale base is a ``Conflict`` carrying the current
 text and base; an unreachable backend, a 404/410 or a 5xx is
 ``SourceUnavailable`` with the status and the backend's problem title/detail.
 Request bodies are never logged (they hold plan text).
+
+Every call is bounded (:mod:`werkbaum_core.stores.backend_http`): a total
+deadline, a cap on calls in flight, and answers read only up to
+:data:`MAX_ANSWER_BYTES` — a backend that sends a 300 MB "document" gets
+``too_large`` after 12 MB, not a server that grows by gigabytes. A history is
+read entry by entry (:mod:`werkbaum_core.stores.json_items`), keeping only
+what the store needs of it.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
+import attrs
 import httpx
 
-from werkbaum_core.errors import Conflict, InvalidArgument, SourceUnavailable, WerkbaumError
+from werkbaum_core.errors import (
+    Conflict,
+    InvalidArgument,
+    SourceUnavailable,
+    TooLarge,
+    WerkbaumError,
+)
+from werkbaum_core.stores.backend_http import (
+    DEADLINE_SECONDS,
+    MAX_BACKEND_CALLS,
+    BackendCalls,
+    DeadlineTransport,
+    read_bounded,
+)
+from werkbaum_core.stores.json_items import ItemTooLarge, JsonItems
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict
 from werkbaum_core.stores.sources import DocumentRef, SourceParser, looks_like_document
-from werkbaum_core.text import checksum, normalize_newlines
+from werkbaum_core.text import MAX_TEXT_CHARS, checksum, normalize_newlines
 
 __all__ = ["DocumentRef", "DocumentStore", "looks_like_document"]
 
@@ -52,6 +75,43 @@ NETWORK_ERRORS = (httpx.NetworkError, httpx.TimeoutException, httpx.RemoteProtoc
 DISPLAY_NAME_MAX = CLIENT_ID_MAX = 64
 """The backend's limits for ``displayName`` and ``clientId`` (documents-api §2.6), UTF-16."""
 
+MAX_ANSWER_BYTES = 6 * MAX_TEXT_CHARS + 64 * 1024
+"""The most a backend answer may hold: a document at the text limit (2,000,000 UTF-16
+units) in JSON, even if every unit were a six-byte ``\\u00XX`` escape, plus 64 KiB for
+the other fields. No legal document is refused; anything longer is ``too_large``.
+The same bound holds for each entry of a history."""
+
+MAX_HISTORY_ENTRIES = 10_000
+"""History entries kept (the newest; each without its text): the mirror's commit
+message needs the recent ones only."""
+
+KEPT_FIELD_CHARS = 256
+"""Characters kept of each short history field (names, ids, timestamps)."""
+
+HISTORY_FIELDS = ("version", "changeType", "displayName", "clientId", "timestamp")
+"""What a history entry keeps; the text only for the version asked for."""
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class _Answer:
+    """A backend's answer, read whole within :data:`MAX_ANSWER_BYTES`."""
+
+    status_code: int
+    headers: httpx.Headers
+    body: bytes
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in (301, 302, 303, 307, 308) and "location" in self.headers
+
 
 class DocumentStore:
     """Shared documents on Werkbaum backends; implements the ``Store`` protocol; thread-safe.
@@ -60,6 +120,13 @@ class DocumentStore:
     (the editor's per-tab identity, documents-api §7.1-§7.2). Writes to one
     document are serialised, so the backend sees this client's seqs in
     increasing order (a lower seq would be refused with 422).
+
+    Each public method is one call: admitted only while fewer than
+    ``max_calls`` run (else ``source_unavailable`` at once), finished within
+    ``deadline`` seconds in total, retries included (``timeout`` still bounds
+    each connect and read). A ``transport`` passed in (tests inject faults
+    with one) replaces the deadline transport; the deadline is then checked
+    between attempts only.
     """
 
     def __init__(
@@ -70,17 +137,25 @@ class DocumentStore:
         client_id: str | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: float = 10.0,
+        deadline: float = DEADLINE_SECONDS,
+        max_calls: int = MAX_BACKEND_CALLS,
         cache_size: int = 64,
     ) -> None:
         self._parser = SourceParser(servers, allow_any_host=allow_any_host)
         self.client_id = client_id or "mcp-" + secrets.token_hex(8)
         if _clip_utf16(self.client_id, CLIENT_ID_MAX) != self.client_id:
             raise InvalidArgument("a clientId has at most 64 characters")
+        self._calls = BackendCalls(max_calls, deadline)
         self._client = httpx.Client(
-            transport=transport,
+            transport=transport or DeadlineTransport(self._calls),
             timeout=timeout,
             follow_redirects=False,  # a redirect could lead to any host (SSRF); never follow
-            headers={"Accept": "application/json", "User-Agent": "werkbaum-mcp"},
+            headers={
+                "Accept": "application/json",
+                # Compressed answers could expand far beyond the size bound while decoded.
+                "Accept-Encoding": "identity",
+                "User-Agent": "werkbaum-mcp",
+            },
         )
         self._cache = _TextCache(cache_size)
         self._seq = 0
@@ -119,8 +194,9 @@ class DocumentStore:
         """``GET /api/v1/info`` on every configured backend, so a typo fails at start-up."""
         for server in self.servers:
             url = f"{server}/api/v1/info"
-            response = self._send("GET", url, source=server)
-            body = _json(response) if response.status_code == 200 else None
+            with self._calls.call(server):
+                response = self._send("GET", url, source=server)
+            body = response.json() if response.status_code == 200 else None
             if not isinstance(body, dict) or not body.get("name"):
                 raise SourceUnavailable(
                     f"{server} is not a Werkbaum backend (GET /api/v1/info answered "
@@ -130,25 +206,29 @@ class DocumentStore:
                 )
 
     def read(self, source: str) -> Snapshot:
-        return self._fetch(self.parse(source), source)
-
-    def title(self, source: str) -> str:
         ref = self.parse(source)
-        title = self._document(ref, source).get("title")
-        if not isinstance(title, str):
-            raise _not_werkbaum(ref, source)
-        return title
+        with self._calls.call(source):
+            return self._fetch(ref, source)
+
+    def read_titled(self, source: str) -> tuple[Snapshot, str]:
+        """The snapshot and the document's title, from one ``GET``."""
+        ref = self.parse(source)
+        with self._calls.call(source):
+            body = self._document(ref, source)
+            title = body.get("title")
+            if not isinstance(title, str):
+                raise _not_werkbaum(ref, source)
+            return self._snapshot(ref, source, body), title
 
     def history(self, source: str) -> list[dict[str, Any]]:
-        """``GET …/history`` as the backend returns it: milestones plus the latest, oldest first."""
+        """``GET …/history``, oldest first: per entry only :data:`HISTORY_FIELDS`, no text.
+
+        At most the newest :data:`MAX_HISTORY_ENTRIES`; each entry is bounded
+        by :data:`MAX_ANSWER_BYTES` (``too_large`` beyond).
+        """
         ref = self.parse(source)
-        response = self._send("GET", f"{ref.url}/history", source=source)
-        if response.status_code != 200:
-            raise _http_error(response, ref, source)
-        entries = _json(response)
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise _not_werkbaum(ref, source)
-        return entries
+        with self._calls.call(source):
+            return self._history(ref, source, None)[0]
 
     def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
         """The text of ``base.version`` and the current snapshot (spec §6).
@@ -159,22 +239,23 @@ class DocumentStore:
         them with 422 at best).
         """
         ref = self.parse(source)
-        current = self._fetch(ref, source)
-        version = base.version
-        if version is None or isinstance(version, bool) or not isinstance(version, int):
-            raise _conflict(source, current, "a document base needs the version you read")
-        if version == current.base.version:
-            if base.checksum != current.base.checksum:
-                raise _conflict(source, current, "the checksum does not match that version")
-            return current.text, current
-        if version > (current.base.version or 0):
-            raise _conflict(source, current, "the base version is newer than the document")
-        text = self._known_base(ref, base)
-        if text is None:
-            text = self._history_base(ref, source, version, base.checksum)
-        if text is None:
-            raise _conflict(source, current, f"the text of version {version} is not available")
-        return text, current
+        with self._calls.call(source):
+            current = self._fetch(ref, source)
+            version = base.version
+            if version is None or isinstance(version, bool) or not isinstance(version, int):
+                raise _conflict(source, current, "a document base needs the version you read")
+            if version == current.base.version:
+                if base.checksum != current.base.checksum:
+                    raise _conflict(source, current, "the checksum does not match that version")
+                return current.text, current
+            if version > (current.base.version or 0):
+                raise _conflict(source, current, "the base version is newer than the document")
+            text = self._known_base(ref, base)
+            if text is None:
+                text = self._history_base(ref, source, version, base.checksum)
+            if text is None:
+                raise _conflict(source, current, f"the text of version {version} is not available")
+            return text, current
 
     # -- writing -----------------------------------------------------------------------
 
@@ -183,30 +264,31 @@ class DocumentStore:
     ) -> Snapshot:
         """``PATCH …/content``; returns exactly what the backend stores afterwards."""
         ref = self.parse(source)
-        if base.version is None or isinstance(base.version, bool):
-            raise _conflict(source, self._fetch(ref, source), "a document base needs a version")
-        with self._doc_lock(ref.url):
-            body: dict[str, Any] = {
-                "baseVersion": base.version,
-                "checksum": base.checksum,
-                "clientId": self.client_id,
-                "seq": self._next_seq(),
-                "ops": ops,
-            }
-            name = _clip_utf16(author, DISPLAY_NAME_MAX)
-            if name:
-                body["displayName"] = name
-            response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
-            return self._outcome(ref, source, base, ops, response)
+        with self._calls.call(source):
+            if base.version is None or isinstance(base.version, bool):
+                raise _conflict(source, self._fetch(ref, source), "a document base needs a version")
+            with self._doc_lock(ref.url):
+                body: dict[str, Any] = {
+                    "baseVersion": base.version,
+                    "checksum": base.checksum,
+                    "clientId": self.client_id,
+                    "seq": self._next_seq(),
+                    "ops": ops,
+                }
+                name = _clip_utf16(author, DISPLAY_NAME_MAX)
+                if name:
+                    body["displayName"] = name
+                response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
+                return self._outcome(ref, source, base, ops, response)
 
     def _outcome(
-        self, ref: DocumentRef, source: str, base: Base, ops: list[Op], response: httpx.Response
+        self, ref: DocumentRef, source: str, base: Base, ops: list[Op], response: _Answer
     ) -> Snapshot:
         status = response.status_code
         if status == 200:
-            return self._accepted(ref, source, base, ops, _json(response))
+            return self._accepted(ref, source, base, ops, response.json())
         if status == 409:
-            raise self._conflicted(ref, source, base, _json(response))
+            raise self._conflicted(ref, source, base, response.json())
         if status == 422:
             raise self._unapplicable(ref, source, base, response)
         raise _http_error(response, ref, source)
@@ -245,7 +327,7 @@ class DocumentStore:
         return _conflict(source, self._fetch(ref, source), reason)
 
     def _unapplicable(
-        self, ref: DocumentRef, source: str, base: Base, response: httpx.Response
+        self, ref: DocumentRef, source: str, base: Base, response: _Answer
     ) -> WerkbaumError:
         """422: re-read once; a changed document is a conflict, anything else is reported."""
         problem = _problem(response)
@@ -273,15 +355,37 @@ class DocumentStore:
 
     def _send(
         self, method: str, url: str, *, source: str, body: dict[str, Any] | None = None
-    ) -> httpx.Response:
-        """One request, retried on network failures with the identical body (same ``seq``)."""
+    ) -> _Answer:
+        """One request, read whole within the size bound (:meth:`_exchange`)."""
+        return self._exchange(method, url, source=source, body=body, read=_whole(source))
+
+    def _exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        source: str,
+        read: Callable[[httpx.Response], T],
+        body: dict[str, Any] | None = None,
+    ) -> T:
+        """One request, retried on network failures with the identical body (same ``seq``),
+        within the call's deadline; ``read`` takes the answer while it streams in."""
         delays = iter(RETRY_DELAYS)
         while True:
             try:
-                return self._client.request(method, url, json=body)
+                with self._client.stream(method, url, json=body) as response:
+                    return read(response)
             except NETWORK_ERRORS as exc:
+                if self._calls.expired():
+                    raise SourceUnavailable(
+                        f"the backend for {url} did not answer within the "
+                        f"{self._calls.deadline:g} s deadline",
+                        source=source,
+                        deadline=self._calls.deadline,
+                    ) from exc
                 delay = next(delays, None)
-                if delay is None:
+                left = self._calls.remaining()
+                if delay is None or (left is not None and left <= delay):
                     raise SourceUnavailable(
                         f"the backend for {url} cannot be reached ({type(exc).__name__}: {exc})",
                         source=source,
@@ -297,14 +401,16 @@ class DocumentStore:
         response = self._send("GET", ref.url, source=source)
         if response.status_code != 200:
             raise _http_error(response, ref, source)
-        body = _json(response)
+        body = response.json()
         if not isinstance(body, dict):
             raise _not_werkbaum(ref, source)
         return body
 
     def _fetch(self, ref: DocumentRef, source: str) -> Snapshot:
         """GET the document into a snapshot (LF-normalised) and remember its text."""
-        body = self._document(ref, source)
+        return self._snapshot(ref, source, self._document(ref, source))
+
+    def _snapshot(self, ref: DocumentRef, source: str, body: dict[str, Any]) -> Snapshot:
         content, version = body.get("content"), _int(body.get("version"))
         if not isinstance(content, str) or version is None:
             raise _not_werkbaum(ref, source)
@@ -317,9 +423,41 @@ class DocumentStore:
             )
         return snapshot
 
+    def _history(
+        self, ref: DocumentRef, source: str, text_of: int | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The history's entries (:data:`HISTORY_FIELDS`) and the text of version ``text_of``."""
+
+        def read(response: httpx.Response) -> tuple[list[dict[str, Any]], str | None]:
+            if response.status_code != 200:
+                raise _http_error(_whole(source)(response), ref, source)
+            _check_identity(response, source)
+            entries: deque[dict[str, Any]] = deque(maxlen=MAX_HISTORY_ENTRIES)
+            text: str | None = None
+            items = JsonItems(MAX_ANSWER_BYTES)
+            try:
+                for chunk in response.iter_raw():
+                    for item in items.feed(chunk):
+                        if not isinstance(item, dict):
+                            raise _not_werkbaum(ref, source)
+                        entries.append(_summary(item))
+                        content = item.get("content")
+                        if text_of is not None and item.get("version") == text_of:
+                            text = content if isinstance(content, str) else None
+                items.close()
+            except ItemTooLarge as exc:
+                raise _too_large(source, f"{ref.url}/history has an entry") from exc
+            except ValueError as exc:
+                raise _not_werkbaum(ref, source) from exc
+            return list(entries), text
+
+        return self._exchange("GET", f"{ref.url}/history", source=source, read=read)
+
     # -- base texts --------------------------------------------------------------------
 
     def _remember(self, ref: DocumentRef, text: str, version: int) -> Snapshot:
+        if len(text) > MAX_TEXT_CHARS:
+            raise _too_large(ref.url, f"{ref.url} version {version} has {len(text):,} characters;")
         normalized = normalize_newlines(text)
         snapshot = Snapshot(text=normalized, base=Base(checksum(normalized), version))
         self._cache.put((ref.url, version), snapshot)
@@ -343,14 +481,13 @@ class DocumentStore:
         A sync version that is neither a milestone nor the latest is not in
         the history (documents-api §2.10, §5.4); then there is no copy.
         """
-        for entry in self.history(source):
-            content = entry.get("content")
-            if entry.get("version") == version and isinstance(content, str):
-                text = normalize_newlines(content)
-                if checksum(text) != expected:
-                    return None
-                return self._remember(ref, text, version).text
-        return None
+        content = self._history(ref, source, version)[1]
+        if content is None:
+            return None
+        text = normalize_newlines(content)
+        if checksum(text) != expected:
+            return None
+        return self._remember(ref, text, version).text
 
 
 class _TextCache:
@@ -451,17 +588,52 @@ def _clip_utf16(text: str, limit: int) -> str:
     return text
 
 
-def _json(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
+def _whole(source: str) -> Callable[[httpx.Response], _Answer]:
+    """Read an answer whole, or ``too_large`` once it passes :data:`MAX_ANSWER_BYTES`."""
+
+    def read(response: httpx.Response) -> _Answer:
+        _check_identity(response, source)
+        body = read_bounded(response, MAX_ANSWER_BYTES)
+        if body is None:
+            raise _too_large(source, f"the answer to {response.request.url} is longer;")
+        return _Answer(response.status_code, response.headers, body)
+
+    return read
 
 
-def _problem(response: httpx.Response) -> dict[str, Any]:
+def _check_identity(response: httpx.Response, source: str) -> None:
+    """Refuse a compressed answer: it was not asked for, and it could expand without bound."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise SourceUnavailable(
+            f"{response.request.url} answered with Content-Encoding {encoding}, "
+            "though only identity was accepted",
+            source=source,
+        )
+
+
+def _too_large(source: str, what: str) -> TooLarge:
+    return TooLarge(
+        f"{what} the limit is {MAX_TEXT_CHARS:,} characters ({MAX_ANSWER_BYTES:,} bytes of JSON)",
+        source=source,
+        limit=MAX_TEXT_CHARS,
+    )
+
+
+def _summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a history entry the store keeps, short strings clipped."""
+    kept = {key: entry[key] for key in HISTORY_FIELDS if key in entry}
+    return {
+        key: value[:KEPT_FIELD_CHARS] if isinstance(value, str) else value
+        for key, value in kept.items()
+        if isinstance(value, str | int | float | bool) or value is None
+    }
+
+
+def _problem(response: _Answer) -> dict[str, Any]:
     """Status and the backend's problem ``title``/``detail`` (RFC 9457), for error details."""
     out: dict[str, Any] = {"status": response.status_code}
-    body = _json(response)
+    body = response.json()
     if isinstance(body, dict):
         for key in ("title", "detail"):
             if isinstance(body.get(key), str):
@@ -471,7 +643,7 @@ def _problem(response: httpx.Response) -> dict[str, Any]:
     return out
 
 
-def _http_error(response: httpx.Response, ref: DocumentRef, source: str) -> WerkbaumError:
+def _http_error(response: _Answer, ref: DocumentRef, source: str) -> WerkbaumError:
     """An HTTP answer other than the expected one, as a typed error (spec §13)."""
     problem = _problem(response)
     status = response.status_code

@@ -5,8 +5,13 @@ to the code it plans. The documents backend keeps only milestones, so the
 mirror is the durable record; it must therefore be exact and honest:
 
 - the file holds the **whole** server text byte for byte (UTF-8, no newline
-  translation, no newline added), and a hand edit of the file is simply
-  overwritten by the next commit, whose diff then shows the deviation;
+  translation, no newline added); a committed hand edit is overwritten by the
+  next commit, whose diff then shows the deviation, and an *uncommitted* one
+  is first kept in a ``git stash`` (index and work tree, message naming the
+  document and version), named in the write result (``handEditStash``) and in
+  a ``Werkbaum-Hand-Edit`` trailer, so that nothing typed by hand is lost;
+- a commit that fails (a hook that exits 1) puts the file and its index entry
+  back as they were, and drops that stash again;
 - only the mirror file is committed (``git commit -- <file>``): whatever else
   the user has staged stays staged and uncommitted;
 - the git author stays whoever runs the server: display names are claims, so
@@ -47,7 +52,8 @@ Commit message (documents-api §11.3 and the planned ``--with-history`` of
   new version at all (a hand edit undone, a file committed late) the body
   paragraph is left out (*chosen*).
 - Trailers: one ``Werkbaum-Changed-By`` per distinct name in order of first
-  appearance, then ``Werkbaum-Version``; always the last paragraph, so
+  appearance, ``Werkbaum-Hand-Edit: kept in git stash <sha>`` if a hand edit
+  was stashed, then ``Werkbaum-Version``; always the last paragraph, so
   ``git interpret-trailers --parse`` reads them. Names and the title are
   reduced to one printable line (*chosen*: a newline in a display name could
   otherwise forge a trailer).

@@ -175,8 +175,52 @@ class WorkTree:
 
     def committed(self, name: str) -> bool:
         """Whether the file is committed exactly as it is (not modified, staged or untracked)."""
+        return not self.status(name)
+
+    def status(self, name: str) -> str:
+        """The file's two-letter ``git status --porcelain`` code (index, work tree); "" if clean."""
         out = self.git("status", "--porcelain", "--untracked-files=all", "--", name).stdout
-        return not out.strip()
+        return out[:2] if out.strip() else ""
+
+    def has_head(self) -> bool:
+        return self.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0
+
+    def index_entry(self, name: str) -> str | None:
+        """The file's index entry as ``<mode>,<sha>`` (None: not in the index)."""
+        out = self.git("ls-files", "--stage", "--", name).stdout.split()
+        return f"{out[0]},{out[1]}" if len(out) >= 2 else None
+
+    def set_index_entry(self, name: str, entry: str | None) -> None:
+        """Put back an entry of :meth:`index_entry` (None: take the file out of the index).
+
+        ``--cacheinfo`` takes its path from the top of the work tree.
+        """
+        path = self._from_top(name)
+        if entry is None:
+            run_git(self.top, "update-index", "--force-remove", "--", path)
+        else:
+            run_git(self.top, "update-index", "--add", "--cacheinfo", f"{entry},{path}")
+
+    def _from_top(self, name: str) -> str:
+        return str((self.directory / name).relative_to(self.top))
+
+    def stash(self, name: str, message: str) -> str:
+        """``git stash push`` of the file alone (index and work tree); the stash commit's sha.
+
+        The file is then as committed (or gone, if it was never committed).
+        ``git stash`` reads its pathspec from the top of the work tree.
+        """
+        path = self._from_top(name)
+        run_git(self.top, "stash", "push", "--include-untracked", "-q", "-m", message, "--", path)
+        # Stashing an untracked file removes its directory if that is left empty.
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return self.git("rev-parse", "refs/stash").stdout.strip()
+
+    def drop_stash(self, sha: str) -> None:
+        """Drop the newest stash if it is ``sha`` (a stash pushed since stays untouched)."""
+        top = self.git("rev-parse", "-q", "--verify", "refs/stash", check=False).stdout.strip()
+        if top == sha:
+            self.git("stash", "drop", "-q")
 
     def previous_version(self, name: str) -> int | None:
         """The version of the file's most recent mirror commit: the body's lower bound.
@@ -184,7 +228,7 @@ class WorkTree:
         Commits of the file that are not mirror commits (a user's own) are
         skipped; the search stops after ``SEARCH_DEPTH`` commits.
         """
-        if self.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode != 0:
+        if not self.has_head():
             return None  # no commit yet in this repository
         out = self.git("log", f"-n{SEARCH_DEPTH}", "-z", "--format=%B", "--", name).stdout
         for message in out.split("\0"):

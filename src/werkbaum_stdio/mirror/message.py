@@ -10,6 +10,7 @@ import attrs
 
 VERSION_TRAILER = "Werkbaum-Version"
 CHANGED_BY_TRAILER = "Werkbaum-Changed-By"
+HAND_EDIT_TRAILER = "Werkbaum-Hand-Edit"
 SUBJECT_PREFIX = "Werkbaum-Stand vom "
 UNNAMED = "(unnamed)"
 NOT_IN_HISTORY = "(not in history)"
@@ -107,12 +108,19 @@ def wrap_items(items: Sequence[str], width: int = BODY_WIDTH) -> str:
 
 
 def commit_message(
-    fetched: Fetched, via: str | None, history: Iterable[Any], bound: int | None
+    fetched: Fetched,
+    via: str | None,
+    history: Iterable[Any],
+    bound: int | None,
+    kept: str | None = None,
 ) -> str:
-    """Subject, the ``v7 Anna · v8 Claude Code`` body, and the trailers (module docstring)."""
+    """Subject, the ``v7 Anna · v8 Claude Code`` body, and the trailers (module docstring);
+    ``kept`` is the stash that holds the hand edit this commit overwrites."""
     changes = changes_since(history, bound, fetched.version)
     names = list(dict.fromkeys(change.name for change in changes if change.name))
     trailers = [f"{CHANGED_BY_TRAILER}: {name}" for name in names]
+    if kept is not None:
+        trailers.append(f"{HAND_EDIT_TRAILER}: kept in git stash {kept}")
     trailers.append(f"{VERSION_TRAILER}: {fetched.version}")
     paragraphs = [subject(fetched, via)]
     body = wrap_items(body_items(changes, bound, fetched.version))

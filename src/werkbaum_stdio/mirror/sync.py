@@ -56,7 +56,8 @@ class MirrorOutcome:
     ``to_json`` is the write result's ``mirror`` field; it is always an object
     (the write output schema types ``mirror`` as one), told apart by its key:
     ``{"commit", "version"}``, ``{"unchanged": true, "version"}``,
-    ``{"written", "version"}`` or ``{"error"}``.
+    ``{"written", "version"}`` or ``{"error"}``; plus ``"handEditStash"`` (the
+    stash commit that keeps an overwritten hand edit) when there was one.
     """
 
     kind: Literal["commit", "written", "unchanged", "error"]
@@ -67,6 +68,8 @@ class MirrorOutcome:
     file: str | None = None
     error: str | None = None
     stage: Stage | None = None
+    kept: str | None = None
+    """The sha of the stash that keeps the hand edit this run overwrote."""
 
     @classmethod
     def failed(cls, stage: Stage, message: str) -> MirrorOutcome:
@@ -77,23 +80,29 @@ class MirrorOutcome:
         return self.kind != "error"
 
     def to_json(self) -> JSONObject:
+        out: JSONObject
         if self.kind == "commit":
-            return {"commit": self.commit, "version": self.version}
-        if self.kind == "unchanged":
-            return {"unchanged": True, "version": self.version}
-        if self.kind == "written":
-            return {"written": self.file, "version": self.version}
-        return {"error": self.error}
+            out = {"commit": self.commit, "version": self.version}
+        elif self.kind == "unchanged":
+            out = {"unchanged": True, "version": self.version}
+        elif self.kind == "written":
+            out = {"written": self.file, "version": self.version}
+        else:
+            out = {"error": self.error}
+        if self.kept is not None:
+            out["handEditStash"] = self.kept
+        return out
 
     def describe(self) -> str:
         """One line for a terminal or cron log."""
         shown = f"“{one_line(self.title or '')}” (version {self.version})"
+        kept = f" Hand edit kept: git stash {self.kept[:7]}." if self.kept else ""
         if self.kind == "commit":
-            return f"Committed {(self.commit or '')[:7]}: {self.subject}"
+            return f"Committed {(self.commit or '')[:7]}: {self.subject}{kept}"
         if self.kind == "written":
             return f"Written: {self.file} — {shown}"
         if self.kind == "unchanged":
-            return f"Unchanged: {shown} — nothing to do."
+            return f"Unchanged: {shown} — nothing to do.{kept}"
         return f"mirror failed ({self.stage}): {self.error}"
 
 
@@ -162,23 +171,66 @@ class Mirror:
     def _sync(self, via: str | None) -> MirrorOutcome:
         fetched = self._fetch()
         data = _encode(fetched.text, self.document)
-        same = _read_bytes(self.file) == data
+        present = _read_bytes(self.file)
+        same = present == data
         if self.repo is None:
             if not same:
                 _write_atomic(self.file, data)
             return self._outcome("unchanged" if same else "written", fetched)
-        self.repo.verify()
-        if same and self.repo.committed(self.file.name):
+        repo, name = self.repo, self.file.name
+        repo.verify()
+        status = repo.status(name)
+        if same and not status:
             return self._outcome("unchanged", fetched)
         # Everything that can fail on the backend is asked before the file is touched.
         history = self.store.history(self.document)
-        message = commit_message(fetched, via, history, self.repo.previous_version(self.file.name))
-        if not same:
-            _write_atomic(self.file, data)
-        sha = self.repo.commit(self.file.name, message)
+        bound = repo.previous_version(name)
+        before = _Before(present, _mode(self.file), repo.index_entry(name))
+        kept = self._keep_hand_edit(fetched) if _hand_edit(status, same, present) else None
+        message = commit_message(fetched, via, history, bound, kept)
+        try:
+            if _read_bytes(self.file) != data:
+                _write_atomic(self.file, data)
+            sha = repo.commit(name, message)
+        except (GitError, OSError) as exc:
+            raise GitError(self._put_back(before, kept, exc)) from exc
         if sha is None:  # the file only went back to its committed text (a hand edit undone)
-            return self._outcome("unchanged", fetched)
-        return self._outcome("commit", fetched, commit=sha, subject=message.split("\n", 1)[0])
+            return self._outcome("unchanged", fetched, kept=kept)
+        subject = message.split("\n", 1)[0]
+        return self._outcome("commit", fetched, commit=sha, subject=subject, kept=kept)
+
+    def _keep_hand_edit(self, fetched: Fetched) -> str:
+        """Stash the uncommitted hand edit the commit would overwrite; the stash's sha.
+
+        A stash, not a commit of the edit: it runs no hooks, does not put a
+        half-finished edit into the shared history, and ``git stash list``
+        is where a person looks for set-aside work. The server stays the
+        source (spec §8): the file then gets the server's text as before.
+        """
+        assert self.repo is not None
+        if not self.repo.has_head():
+            raise GitError(
+                f"{self.file} has uncommitted changes, and the repository has no commit yet "
+                "to stash them against; commit or move the file, then write again"
+            )
+        message = (
+            f"werkbaum-mcp: hand edit of {self.file.name}, overwritten by "
+            f"{self.document} version {fetched.version}"
+        )
+        return self.repo.stash(self.file.name, message)
+
+    def _put_back(self, before: _Before, kept: str | None, failure: Exception) -> str:
+        """After a failed commit: the file and its index entry as they were; what to report."""
+        assert self.repo is not None
+        said = str(failure) if isinstance(failure, GitError) else f"{self.file}: {failure}"
+        try:
+            before.restore(self.file, self.repo)
+            if kept is not None:
+                self.repo.drop_stash(kept)  # the hand edit is back in the file
+        except (GitError, OSError) as exc:
+            where = f"; the hand edit is in git stash {kept}" if kept else ""
+            return f"{said}; putting the file back failed too ({exc}){where}"
+        return f"{said}; the file and the index are as they were"
 
     def _outcome(
         self,
@@ -187,6 +239,7 @@ class Mirror:
         *,
         commit: str | None = None,
         subject: str | None = None,
+        kept: str | None = None,
     ) -> MirrorOutcome:
         return MirrorOutcome(
             kind=kind,
@@ -195,15 +248,58 @@ class Mirror:
             commit=commit,
             subject=subject,
             file=str(self.file),
+            kept=kept,
         )
 
     def _fetch(self) -> Fetched:
-        snapshot = self.store.read(self.document)
-        title = self.store.title(self.document)
+        snapshot, title = self.store.read_titled(self.document)
         version = snapshot.base.version
         if version is None:
             raise SourceUnavailable(f"{self.document} answered without a version")
         return Fetched(text=snapshot.text, version=version, title=title, at=self.now())
+
+
+def _hand_edit(status: str, same: bool, present: bytes | None) -> bool:
+    """Whether the file holds an uncommitted text other than the one about to be committed.
+
+    ``status`` is the file's porcelain code (index, work tree). With the new
+    text already in the work tree, only a different staged text is a hand
+    edit; otherwise any text that differs from the committed one is. A
+    deleted file is none (its text is in the last commit).
+    """
+    if not status:
+        return False
+    staged, tree = status[0], status[1]
+    if same:
+        return staged not in " ?" and tree != " "
+    return present is not None or staged not in " ?D"
+
+
+@attrs.frozen
+class _Before:
+    """The mirror file before a run: its bytes and mode (None: absent) and its index entry."""
+
+    data: bytes | None
+    mode: int | None
+    index: str | None
+
+    def restore(self, file: Path, repo: WorkTree) -> None:
+        if self.data is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(file)
+        else:
+            _write_atomic(file, self.data)
+            if self.mode is not None:
+                os.chmod(file, self.mode)
+        repo.set_index_entry(file.name, self.index)
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
 
 
 def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:

@@ -1,0 +1,129 @@
+"""Fault modes of the stand-in: a backend that trickles, stalls or sends far too much.
+
+The store's limits (a total deadline per call, bounded answers) are only
+shown by a real server that misbehaves on a real socket, so the stand-in can
+be told to, per request it matches::
+
+    with backend.faults.injected(Trickle(every=1.0)):
+        ...  # each answer goes out one byte per second
+    with backend.faults.injected(Huge(size=300 * 2**20, path="/history")):
+        ...  # GET …/history answers an entry with 300 MB of text
+
+A fault replaces only the bytes on the wire; what the answer says (status,
+body) is still decided by :class:`~tests.backend.app.App`, so a trickled
+answer is a correct one, just slow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from tests.backend.app import Response
+
+CHUNK = 1024 * 1024
+
+
+class Wire(Protocol):
+    """What a fault writes to: the handler's socket file."""
+
+    def write(self, data: bytes, /) -> int | None: ...
+
+    def flush(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Matches requests by method and by how the path ends (empty: every document path)."""
+
+    method: str = "GET"
+    path: str = ""
+
+    def matches(self, method: str, path: str) -> bool:
+        return (
+            method == self.method
+            and path.startswith("/api/v1/documents/")
+            and path.endswith(self.path)
+        )
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        raise NotImplementedError
+
+
+def head(status: int, headers: dict[str, str], version: str) -> bytes:
+    lines = [f"{version} {status} X"] + [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+@dataclass(frozen=True)
+class Trickle(Fault):
+    """The real answer, status line first, one byte every ``every`` seconds."""
+
+    every: float = 1.0
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        headers = {**response.headers, "Content-Length": str(len(response.body))}
+        data = head(response.status, headers, http_version) + response.body
+        for index in range(len(data)):
+            wire.write(data[index : index + 1])
+            wire.flush()
+            time.sleep(self.every)
+
+
+@dataclass(frozen=True)
+class Huge(Fault):
+    """``200`` with a document (or, for ``/history``, one entry) of ``size`` bytes of text.
+
+    Generated while it is sent, so the stand-in itself stays small; with
+    ``declare_length`` False it has no ``Content-Length`` and ends with the
+    connection, so that only a reader that counts can stop it.
+    """
+
+    size: int = 300 * 1024 * 1024
+    declare_length: bool = True
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        entry = {"id": "huge", "title": "Huge", "version": 1, "changeType": "CREATED"}
+        opening, closing = json.dumps(entry)[:-1] + ', "content": "', '"}'
+        if self.path == "/history":
+            opening, closing = "[" + opening, closing + "]"
+        line = b"  - [ ] #x: a line of a very long plan (S)\\n"  # JSON: ends in a newline
+        lines = self.size // len(line)
+        headers = {"Content-Type": "application/json"}
+        if self.declare_length:
+            headers["Content-Length"] = str(len(opening) + lines * len(line) + len(closing))
+        else:
+            headers["Connection"] = "close"
+        wire.write(head(200, headers, http_version) + opening.encode())
+        per_block = CHUNK // len(line)
+        for first in range(0, lines, per_block):
+            wire.write(line * min(per_block, lines - first))
+        wire.write(closing.encode())
+        wire.flush()
+
+
+class Faults:
+    """The faults in force on one stand-in (thread-safe; the first match wins)."""
+
+    def __init__(self) -> None:
+        self._active: list[Fault] = []
+        self._lock = threading.Lock()
+
+    def match(self, method: str, path: str) -> Fault | None:
+        with self._lock:
+            return next((f for f in self._active if f.matches(method, path)), None)
+
+    @contextlib.contextmanager
+    def injected(self, fault: Fault) -> Iterator[Fault]:
+        with self._lock:
+            self._active.append(fault)
+        try:
+            yield fault
+        finally:
+            with self._lock:
+                self._active.remove(fault)

@@ -1,0 +1,67 @@
+"""Audit lines of document writes over stdio (spec §14, issue 13 item 14): a real
+``werkbaum-mcp`` process with ``--audit-log``, the official client, the stand-in backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from tests.backend import Backend
+from tests.backend.human import Human
+from tests.stdio.conftest import MODES, audit_lines, structured
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(sys.executable).with_name("werkbaum-mcp")
+PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (S)\n"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_every_line_has_the_request_id_and_document_writes_the_client_id(
+    mode: str, tmp_path: Path, backend: Backend, human: Human
+) -> None:
+    doc = human.create(PLAN)
+    (tmp_path / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
+    audit = tmp_path / "audit.jsonl"
+    params = StdioServerParameters(
+        command=str(SERVER),
+        args=["--root", str(tmp_path), "--server", backend.base_url, "--audit-log", str(audit)],
+        cwd=str(tmp_path),
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
+    info = Implementation(name="claude-code", version="2")
+    async with Client(params, mode=mode, client_info=info) as client:
+
+        async def write(source: str, base: dict[str, Any]) -> Any:
+            args = {"source": source, "base": base, "id": "a", "status": "x"}
+            return await client.call_tool("werkbaum_set_status", args)
+
+        snapshot = structured(await client.call_tool("werkbaum_read", {"source": doc}))
+        structured(await write(doc, snapshot["base"]))
+        stale = structured(await write(doc, snapshot["base"]))  # the base is gone: conflict
+        local = structured(await client.call_tool("werkbaum_read", {"source": "plan.werkbaum"}))
+        structured(await write("plan.werkbaum", local["base"]))
+    assert stale["error"]["code"] == "conflict"
+    document_ok, document_conflict, file_ok = audit_lines(audit)
+    agent = human.history(doc)[-1]["clientId"]
+    assert agent.startswith("mcp-")
+    for line in (document_ok, document_conflict):
+        assert line["clientId"] == agent  # the identity the backend stored
+    assert (document_ok["outcome"], document_conflict["outcome"]) == ("ok", "conflict")
+    assert file_ok["outcome"] == "ok" and "clientId" not in file_ok  # files have none
+    ids = [line["requestId"] for line in (document_ok, document_conflict, file_ok)]
+    assert len(set(ids)) == 3 and all(isinstance(i, str) and i for i in ids)
+    assert stale["error"]["requestId"] == document_conflict["requestId"]
+    assert PLAN.splitlines()[1] not in json.dumps([document_ok, document_conflict, file_ok])
