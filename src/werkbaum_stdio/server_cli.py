@@ -50,9 +50,11 @@ def serve(
     frontend: FrontendOption = None,
 ) -> None:
     """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
+    import anyio
+
     from werkbaum_core.engine import LazyEngine
     from werkbaum_stdio.roots import Roots
-    from werkbaum_stdio.server import StdioConfig, build_server
+    from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
     try:
         roots = Roots.from_args(root or [])
@@ -92,7 +94,7 @@ def serve(
         app = build_server(config, lazy)
     except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
         fail(exc.message, EXIT_UNREADABLE)
-    app.run("stdio")
+    anyio.run(serve_stdio, app)
 
 
 def main() -> None:
