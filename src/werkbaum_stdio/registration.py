@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -33,7 +33,6 @@ import jsonschema
 import mcp.types as types
 from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
-from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.uri_template import UriTemplate
 from pydantic import ValidationError
@@ -339,7 +338,7 @@ class AnswerGuard:
     serves the next request as before.
     """
 
-    async def __call__(self, ctx: Context, call_next: CallNext) -> HandlerResult:
+    async def __call__(self, ctx: Context, call_next: Callable[[Context], Awaitable[Any]]) -> Any:
         if ctx.request_id is None:  # a notification: the SDK contains its failures
             return await call_next(ctx)
         try:
@@ -347,18 +346,24 @@ class AnswerGuard:
         except (MCPError, ValidationError):  # already a JSON-RPC error on the wire
             raise
         except Exception as exc:
-            if "depth" in str(exc).lower():
+            if too_deep(exc):
                 log.error(
-                    "the answer to %s (id %r) is too deeply nested", ctx.method, ctx.request_id
+                    "the answer to %s (id %r) is nested too deeply", ctx.method, ctx.request_id
                 )
-                reason = "it is nested too deeply to be encoded as JSON"
+                message = UNENCODABLE
             else:
                 log.exception("answering %s (id %r) failed", ctx.method, ctx.request_id)
-                reason = "the server log has the details"
-            raise MCPError(
-                code=types.INTERNAL_ERROR,
-                message=f"internal error: the answer to {ctx.method} could not be built ({reason})",
-            ) from None
+                message = f"internal error while answering {ctx.method} (see the server log)"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
+
+
+UNENCODABLE = "internal error: the answer could not be encoded as JSON (it is nested too deeply)"
+"""The -32603 message for an answer deeper than pydantic's serialiser goes (~255 levels)."""
+
+
+def too_deep(exc: Exception) -> bool:
+    """Whether ``exc`` is pydantic's "Maximum serialization depth exceeded"."""
+    return "depth exceeded" in str(exc)
 
 
 @attrs.frozen

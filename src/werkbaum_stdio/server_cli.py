@@ -11,6 +11,7 @@ import typer
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
 from werkbaum_stdio.cli import EXIT_UNREADABLE, EngineOption, FrontendOption, fail
+from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure
 
 server_app = typer.Typer(
     name="werkbaum-mcp",
@@ -48,8 +49,10 @@ def serve(
     ] = None,
     engine: EngineOption = None,
     frontend: FrontendOption = None,
+    log_level: LogLevelOption = DEFAULT_LEVEL,
 ) -> None:
     """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
+    configure(log_level)
     import anyio
 
     from werkbaum_core.engine import LazyEngine
