@@ -48,13 +48,17 @@ EDGE_LAYER = (
 )
 
 
-def imported(path: Path) -> set[str]:
+def imported(path: Path, *, with_names: bool = False) -> set[str]:
+    """The modules ``path`` imports; ``with_names``: ``from m import x`` gives ``m.x``."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+            if with_names:
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            else:
+                names.add(node.module)
     return names
 
 
@@ -119,13 +123,7 @@ SDK_PRIVATE_ATTRIBUTES = (
 
 def sdk_imports(path: Path) -> set[str]:
     """Every SDK module and imported name of ``path``, dotted (``mcp.server.Server``)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return {name for name in names if name.split(".")[0] in SDK_PACKAGES}
+    return {n for n in imported(path, with_names=True) if n.split(".")[0] in SDK_PACKAGES}
 
 
 def test_the_adapters_use_only_the_public_sdk() -> None:
