@@ -26,6 +26,7 @@ from werkbaum_http.config import (
 )
 from werkbaum_http.engine import DUKPY_WARNING
 from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure, uvicorn_config
+from werkbaum_stdio.server_options import version_option
 
 PROG = "werkbaum-mcp-http"
 EXIT_CONFIG = 2
@@ -98,6 +99,7 @@ def serve(
         ),
     ] = DEFAULT_MAX_CONCURRENT,
     log_level: LogLevelOption = DEFAULT_LEVEL,
+    version: Annotated[bool, version_option(PROG)] = False,
 ) -> None:
     """Serve MCP at http://HOST:PORT/mcp (stateless, JSON responses); /healthz is open.
 

@@ -10,8 +10,14 @@ import typer
 
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.cli import EXIT_UNREADABLE, EngineOption, FrontendOption, fail
 from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure
+from werkbaum_stdio.server_options import (
+    EXIT_UNREADABLE,
+    EngineOption,
+    FrontendOption,
+    fail,
+    version_option,
+)
 
 server_app = typer.Typer(
     name="werkbaum-mcp",
@@ -50,6 +56,7 @@ def serve(
     engine: EngineOption = None,
     frontend: FrontendOption = None,
     log_level: LogLevelOption = DEFAULT_LEVEL,
+    version: Annotated[bool, version_option("werkbaum-mcp")] = False,
 ) -> None:
     """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
     configure(log_level)

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
+from tests.plangen import nested_plan
+from tests.stdio.deep_tool import depth_of
+from tests.stdio.test_log_level import ENVELOPE
 from tests.stdio.test_pipes import HANDSHAKE, answers, encoded, send_all, start
 from werkbaum_core import MAX_TEXT_CHARS
 from werkbaum_stdio.framing import MAX_LINE_BYTES
+from werkbaum_stdio.registration import UNENCODABLE
 
 ODD_REQUESTS: list[tuple[bytes, Any, int]] = [
     # (line, the id it is answered with, JSON-RPC error code)
@@ -138,42 +144,18 @@ def test_a_plan_of_the_maximum_size_fits_on_one_line(project: Path) -> None:
     assert answer["result"]["structuredContent"] == {"warnings": []}
 
 
-def chain(levels: int) -> str:
-    """A plan of one node per level, each the only child of the one before: the deepest
-    tree ``levels`` lines can make, in as few characters as the notation allows."""
-    return "".join(" " * depth + "- x\n" for depth in range(levels))
-
-
-DEEPEST = 1990
-"""Levels of the deepest chain within the text limit (one more space per level)."""
-
-
 def inspect(request_id: str, source: str, **extra: Any) -> bytes:
-    arguments = {"source": source, **extra}
-    return encoded(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "tools/call",
-            "params": {"name": "werkbaum_inspect", "arguments": arguments},
-        }
-    )
+    return encoded(call(request_id, "werkbaum_inspect", {"source": source, **extra}))
 
 
-def assert_answered_or_too_deep(answer: dict[str, Any]) -> None:
-    """A deep plan is inspected, or its answer is the documented -32603: never code 0,
-    never silence."""
-    if "error" in answer:
-        assert answer["error"]["code"] == -32603, answer
-        assert "nested too deeply" in answer["error"]["message"]
-    else:
-        assert answer["result"]["content"], answer
+def call(request_id: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
-@pytest.mark.parametrize("levels", [130, DEEPEST])
+@pytest.mark.parametrize("levels", [130, 2000])
 def test_a_deep_plan_does_not_take_the_server_down(project: Path, levels: int) -> None:
-    assert len(chain(DEEPEST)) <= MAX_TEXT_CHARS < len(chain(DEEPEST + 10))
-    (project / "deep.werkbaum").write_text(chain(levels), encoding="utf-8")
+    (project / "deep.werkbaum").write_text(nested_plan(levels), encoding="utf-8")
     shutil.copy(FIXTURES / "werkbaum.werkbaum", project / "werkbaum.werkbaum")
     lines = [
         inspect("deep", "deep.werkbaum"),
@@ -181,23 +163,47 @@ def test_a_deep_plan_does_not_take_the_server_down(project: Path, levels: int) -
         inspect("normal", "werkbaum.werkbaum"),
     ]
     found = by_id(run_session(project, lines))
-    assert_answered_or_too_deep(found["deep"][0])
+    assert "cut" in found["deep"][0]["result"]["structuredContent"]  # the tree's cap
     assert found["warnings"][0]["result"]["structuredContent"]["warnings"] == []
     assert len(found["normal"][0]["result"]["structuredContent"]["path"]["needed"]) == 188
 
 
-def test_every_depth_around_the_serialiser_limit_is_answered(project: Path) -> None:
-    # Around 127 levels the answer crosses pydantic's depth limit, first in the
-    # transport's encoder, a level later in the SDK's result check: both are guarded.
-    levels = range(122, 134)
-    for level in levels:
-        (project / f"deep{level}.werkbaum").write_text(chain(level), encoding="utf-8")
-    lines = [inspect(f"d{level}", f"deep{level}.werkbaum") for level in levels]
-    found = by_id(run_session(project, [*lines, ping("after")]))
-    outcomes = []
-    for level in levels:
-        [answer] = found[f"d{level}"]
-        assert_answered_or_too_deep(answer)
-        outcomes.append("error" in answer)
-    assert outcomes[0] is False and outcomes[-1] is True  # the limit lies in between
-    assert found["after"][0]["result"] == {}
+DEPTHS = range(250, 262)
+"""Around pydantic's serialisation limit (~255 levels): the answer crosses it first in the
+transport's encoder, a level deeper in the SDK's result check; both are guarded."""
+
+
+def assert_answered_or_too_deep(answer: dict[str, Any], levels: int) -> bool:
+    """The nested result whole, or the documented -32603 (never code 0, never silence);
+    whether it was the error."""
+    if "error" in answer:
+        assert answer["error"] == {"code": -32603, "message": UNENCODABLE}, answer
+        return True
+    assert depth_of(answer["result"]["structuredContent"]) == levels
+    return False
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["legacy", "2026"])
+def test_an_answer_too_deep_to_encode_is_an_error_for_its_request(modern: bool) -> None:
+    messages = [] if modern else [*HANDSHAKE]
+    for levels in (*DEPTHS, 600):
+        messages.append(call(f"d{levels}", "nest", {"levels": levels}))
+    messages.append({"jsonrpc": "2.0", "id": "after", "method": "tools/list"})
+    if modern:
+        for message in messages:
+            message["params"] = {**message.get("params", {}), "_meta": ENVELOPE}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.stdio.deep_tool"],
+        input=b"".join(encoded(m) for m in messages),
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    found = by_id([json.loads(line) for line in done.stdout.splitlines()])
+    errors = [assert_answered_or_too_deep(found[f"d{n}"][0], n) for n in DEPTHS]
+    assert errors[0] is False and errors[-1] is True  # the limit lies in between
+    assert assert_answered_or_too_deep(found["d600"][0], 600)
+    assert [t["name"] for t in found["after"][0]["result"]["tools"]] == ["nest"]
+    logged = done.stderr.decode().splitlines()
+    assert len(logged) == errors.count(True) + 1, logged  # one ERROR line per such answer
