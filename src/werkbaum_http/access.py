@@ -27,7 +27,8 @@ def configure_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    if log.level == logging.NOTSET:  # else --log-level set it (werkbaum_stdio.logs)
+        log.setLevel(logging.INFO)
     log.propagate = False
 
 

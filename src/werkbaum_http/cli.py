@@ -25,6 +25,7 @@ from werkbaum_http.config import (
     Tokens,
 )
 from werkbaum_http.engine import DUKPY_WARNING
+from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure, uvicorn_config
 from werkbaum_stdio.server_options import version_option
 
 PROG = "werkbaum-mcp-http"
@@ -97,6 +98,7 @@ def serve(
             "--max-concurrent", min=1, help="MCP requests in flight per worker before 503."
         ),
     ] = DEFAULT_MAX_CONCURRENT,
+    log_level: LogLevelOption = DEFAULT_LEVEL,
     version: Annotated[bool, version_option(PROG)] = False,
 ) -> None:
     """Serve MCP at http://HOST:PORT/mcp (stateless, JSON responses); /healthz is open.
@@ -104,6 +106,7 @@ def serve(
     Needs WERKBAUM_MCP_TOKEN (at least 32 characters) in the environment;
     WERKBAUM_MCP_READ_TOKEN optionally adds a token that sees only the read tools.
     """
+    configure(log_level)
     try:
         Tokens.from_env()
         config = HttpConfig(
@@ -139,7 +142,7 @@ def serve(
         workers=workers,
         access_log=False,  # werkbaum_http.access logs without query strings
         server_header=False,
-        log_level="info",
+        log_config=uvicorn_config(log_level),
         **uvicorn_settings(workers),
     )
 

@@ -14,13 +14,11 @@ from werkbaum_core.guide import bundled_guide
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_http.sources import DocumentSources
 from werkbaum_stdio.registration import (
-    SERVER_NAME,
-    VERSION,
     WORKING_ORDER,
     PlanServer,
-    add_prompts,
     catalogue_tools,
-    guide_resource,
+    document_template,
+    plan_server,
 )
 
 
@@ -43,18 +41,14 @@ def build_server(
 ) -> PlanServer:
     """One MCP server; ``read_only`` lists (and dispatches) only the read tools.
 
-    ``subscriptions=False``: a stateless JSON-response endpoint cannot hold a
-    ``subscriptions/listen`` stream open, and nothing here changes on its own
-    accord (an agent re-reads before each write).
+    No ``subscriptions/listen``: a stateless JSON-response endpoint cannot hold
+    its stream open, and nothing here changes on its own accord (an agent
+    re-reads before each write).
     """
-    server = PlanServer(
-        documents=sources.read,
-        name=SERVER_NAME,
-        version=VERSION,
+    return plan_server(
         instructions=instructions(sources.store.servers, read_only=read_only),
         tools=catalogue_tools(services, read_only=read_only),
+        guide=guide,
+        templates=[document_template(sources.read)],
         subscriptions=False,
     )
-    server.add_resource(guide_resource(guide))
-    add_prompts(server)
-    return server

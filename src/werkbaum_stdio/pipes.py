@@ -8,10 +8,15 @@ it, 2.0 ms with this transport). Here one thread owns each pipe: the reader pars
 lines off the event loop and hands over messages; the event loop serialises an
 answer straight to bytes and queues it for the writer, which blocks on the pipe
 so the loop does not. As with the SDK, a line that is not a JSON-RPC message
-reaches the session as an exception, and end of input ends the session — but
+never reaches the session: :mod:`werkbaum_stdio.framing` answers it with the
+JSON-RPC error for it right here (the SDK would drop it, and the host would
+wait forever), and the log gets a line. End of input ends the session — but
 only once every request read so far is answered (or after ``DRAIN_SECONDS``):
 the SDK cancels requests still running at end of input, so a host that pipes
 its requests and closes stdin lost the answers, even of writes that happened.
+An answer that cannot be encoded (nested deeper than pydantic's serialiser
+goes) is replaced by a ``-32603`` error for its id: one bad answer costs that
+request, never the writer or the process.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr, so stray
 output of handlers or child processes cannot corrupt the wire; both are
@@ -22,12 +27,15 @@ takes a whole large answer in one write.
 from __future__ import annotations
 
 import fcntl
+import io
+import logging
 import os
 import queue
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -35,6 +43,16 @@ import anyio.lowlevel
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+from pydantic import TypeAdapter
+
+from werkbaum_stdio.framing import (
+    ID_PREFIX_BYTES,
+    MAX_LINE_BYTES,
+    Refusal,
+    decode_line,
+    refuse_long_line,
+)
+from werkbaum_stdio.registration import UNENCODABLE, too_deep
 
 PIPE_BYTES = 1 << 20
 """Capacity asked of the answer pipe (Linux caps it at ``/proc/sys/fs/pipe-max-size``,
@@ -45,6 +63,10 @@ DRAIN_SECONDS = 30.0
 """At end of input, how long requests still running may take to be answered."""
 
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h; not exported by Python 3.11's fcntl
+SKIP_CHUNK = 1 << 20
+"""Read size while skipping the rest of an overlong line."""
+
+log = logging.getLogger(__name__)
 
 
 Incoming = SessionMessage | Exception
@@ -70,7 +92,7 @@ async def stdio_pipes() -> AsyncIterator[
         async with anyio.create_task_group() as tasks:
             token = anyio.lowlevel.current_token()
             threading.Thread(
-                target=_read_lines, args=(wire_in, to_session, pending, token), daemon=True
+                target=_read_lines, args=(wire_in, to_session, pending, token, writer), daemon=True
             ).start()
             tasks.start_soon(_send_answers, from_session, writer, pending)
             yield from_wire, to_wire
@@ -148,8 +170,10 @@ def _read_lines(
     to_session: MemoryObjectSendStream[Incoming],
     pending: _Pending,
     token: anyio.lowlevel.EventLoopToken,
+    writer: _Writer,
 ) -> None:
-    """Reader thread: one JSON-RPC message per line, parsed here rather than on the loop."""
+    """Reader thread: one JSON-RPC message per line, parsed here rather than on the loop;
+    a line that is not one is answered here (:func:`_refused`)."""
 
     async def hand_over(item: Incoming) -> None:
         pending.read(item)
@@ -159,24 +183,41 @@ def _read_lines(
         await pending.all_answered(DRAIN_SECONDS)
         await to_session.aclose()
 
-    def deliver(item: Incoming) -> None:
-        anyio.from_thread.run(hand_over, item, token=token)
-
     try:
         with os.fdopen(fd, "rb", closefd=False) as wire:
-            for line in wire:
-                try:
-                    item: Incoming = SessionMessage(
-                        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                    )
-                except Exception as exc:
-                    item = exc
-                deliver(item)
+            while line := wire.readline(MAX_LINE_BYTES + 1):
+                item: SessionMessage | Refusal | None
+                if len(line) > MAX_LINE_BYTES:
+                    item = refuse_long_line(line[:ID_PREFIX_BYTES])
+                    del line  # not held while the rest is skipped
+                    _skip_rest_of_line(wire)
+                else:
+                    item = decode_line(line)
+                if isinstance(item, Refusal):
+                    _refused(item, writer)
+                elif item is not None:
+                    anyio.from_thread.run(hand_over, item, token=token)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError):
         pass  # the session ended first, or the loop is gone
     finally:
         with suppress(RuntimeError):
             anyio.from_thread.run(end, token=token)
+
+
+def _skip_rest_of_line(wire: io.BufferedReader) -> None:
+    while (chunk := wire.readline(SKIP_CHUNK)) and not chunk.endswith(b"\n"):
+        pass
+
+
+def _refused(refusal: Refusal, writer: _Writer) -> None:
+    """Answer a refused line (if anyone waits for it) and say so in the log."""
+    if refusal.answerable:
+        log.warning(
+            "answered request %r with %s: %s", refusal.request_id, refusal.code, refusal.message
+        )
+        writer.put(refusal.answer())
+    else:
+        log.warning("dropped a message that cannot be answered: %s", refusal.message)
 
 
 class _Writer:
@@ -223,17 +264,45 @@ class _Writer:
                 self._failed = True
 
 
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {
+    kind: TypeAdapter(kind)
+    for kind in (
+        types.JSONRPCResponse,
+        types.JSONRPCError,
+        types.JSONRPCNotification,
+        types.JSONRPCRequest,
+    )
+}
+"""One adapter per message class: the union adapter nests one level deeper, and so
+gives up on answers that the SDK's HTTP transport still encodes."""
+
+
+def encoded(message: types.JSONRPCMessage) -> bytes | None:
+    """``message`` as one wire line; an answer that cannot be encoded becomes a -32603
+    error for its id, anything else that cannot is dropped (``None``) — with a log line."""
+    try:
+        return (
+            _ADAPTERS[type(message)].dump_json(message, by_alias=True, exclude_unset=True) + b"\n"
+        )
+    except Exception as exc:  # pydantic's serialiser: too deep, lone surrogates, …
+        failure = exc
+    if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+        log.error("dropped a %s that cannot be encoded: %s", type(message).__name__, failure)
+        return None
+    log.error("the answer to request %r cannot be encoded: %s", message.id, failure)
+    text = UNENCODABLE if too_deep(failure) else "internal error: the answer could not be encoded"
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=message.id, error=types.ErrorData(code=types.INTERNAL_ERROR, message=text)
+    )
+    return _ADAPTERS[types.JSONRPCError].dump_json(error, by_alias=True, exclude_unset=True) + b"\n"
+
+
 async def _send_answers(
     from_session: MemoryObjectReceiveStream[SessionMessage], writer: _Writer, pending: _Pending
 ) -> None:
     async with from_session:
         async for message in from_session:
-            data = (
-                types.jsonrpc_message_adapter.dump_json(
-                    message.message, by_alias=True, exclude_unset=True
-                )
-                + b"\n"
-            )
-            if not writer.put_nowait(data):
+            data = encoded(message.message)
+            if data is not None and not writer.put_nowait(data):
                 await anyio.to_thread.run_sync(writer.put, data)
             pending.written(message.message)

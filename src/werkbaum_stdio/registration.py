@@ -1,37 +1,41 @@
-"""Registration of the core's catalogue on an ``mcp`` ``MCPServer``.
+"""The core's catalogue, prompts and resources as an MCP server on the SDK's low-level ``Server``.
 
-Both adapters build their servers from this module (the HTTP server imports
-it), so that the remote tool set is the local one minus what it cannot offer:
-same names, same schemas, same results.
+Both adapters build their servers here (the HTTP server imports this module),
+so that the remote tool set is the local one minus what it cannot offer: same
+names, same schemas, same results.
 
-The core defines each tool's JSON Schemas by hand (unknown properties are
-rejected, shapes are exact), which ``MCPServer``'s signature-derived schemas
-cannot express. So each catalogue entry becomes a :class:`CatalogueTool`: an
-``MCPServer`` tool whose published schema is the catalogue's, whose arguments
-are validated against that schema, and whose handler runs in a worker thread.
-Every result carries the same JSON in ``structuredContent`` and in its text.
+Only the SDK's public, documented API is used: the low-level
+:class:`mcp.server.Server` with hand-written handlers (its "low-level server"
+guide), :class:`mcp.shared.uri_template.UriTemplate` for the resource templates
+(its "URI templates" guide), ``mcp.server.subscriptions`` for the stdio
+server's ``subscriptions/listen`` and one server middleware. The low-level
+server takes the catalogue's own JSON Schemas as they are, and a handler's
+answer goes to the wire as it was built: a tool result is shaped once, from the
+text the engine already produced, instead of being converted through the
+high-level server's tool models again.
+
+Every tool result carries the same JSON in ``structuredContent`` and in its
+text. A tool error is a result with ``isError`` (the model reads it and can
+retry); a protocol problem (an unknown prompt, an unknown resource, a bad
+cursor) is a JSON-RPC error with the code the JSON-RPC and MCP specs assign.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
+import attrs
 import jsonschema
-from mcp.server import MCPServer
-from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
-from mcp.server.mcpserver.resources import FunctionResource
-from mcp.server.mcpserver.resources.templates import ResourceSecurity
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+import mcp.types as types
+from mcp import MCPError
+from mcp.server import Server, ServerRequestContext
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.uri_template import UriTemplate
-from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import AnyUrl, ConfigDict, Field
+from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
 from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
@@ -41,12 +45,19 @@ from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
 from werkbaum_core.rules.result import to_text
 from werkbaum_core.stores.protocol import Snapshot
 
+log = logging.getLogger(__name__)
+
 MAX_DISPLAY_NAME = 64
 DEFAULT_NAME = "Agent"
 SERVER_NAME = "werkbaum"
 VERSION = __version__
 GUIDE_URI = "werkbaum://guide"
 DOC_TEMPLATE = "werkbaum://doc/{document}"
+MAX_REQUEST_ID_HEADER = 128
+"""Longest ``X-Request-Id`` header value passed on to audit lines (longer ones are cut)."""
+MAX_PROBLEM_CHARS = 300
+"""Longest schema problem reported: the validator quotes the offending value, which
+may be a whole plan text."""
 
 WORKING_ORDER = (
     "Werkbaum plans (work-breakdown notation). Read werkbaum://guide once for the "
@@ -58,227 +69,429 @@ WORKING_ORDER = (
 )
 """The part of the server instructions every adapter sends; each appends its configuration."""
 
+PlanServer = Server[Any]
+"""What both adapters serve: the SDK's low-level server with this module's handlers."""
+Context = ServerRequestContext[Any, Any]
 
-def client_name(context: Context[Any, Any]) -> str | None:
+
+# ------------------------------------------------------------------ who is calling
+
+
+def client_name(ctx: Context) -> str | None:
     """The client's self-declared name (handshake or per-request ``clientInfo``)."""
-    try:
-        params = context.session.client_params
-    except Exception:  # no session (e.g. a direct call without a connection)
-        return None
-    info = getattr(params, "client_info", None) if params is not None else None
-    name = getattr(info, "name", None)
+    params = ctx.session.client_params
+    name = params.client_info.name if params is not None else None
     return name.strip() or None if isinstance(name, str) else None
 
 
-def display_name(configured: str | None, context: Context[Any, Any]) -> str:
+def display_name(configured: str | None, ctx: Context) -> str:
     """``--name``, else the client's name, else ``Agent``; at most 64 characters."""
-    name = configured or client_name(context) or DEFAULT_NAME
+    name = configured or client_name(ctx) or DEFAULT_NAME
     return name[:MAX_DISPLAY_NAME]
 
 
-def error_result(exc: WerkbaumError, request_id: str | None) -> CallToolResult:
+def http_request_id(ctx: Context) -> str | None:
+    """The ``X-Request-Id`` header of the HTTP request that carried the call, if any:
+    printable ASCII, at most :data:`MAX_REQUEST_ID_HEADER` characters (it is a claim
+    of the client, copied into audit lines)."""
+    headers = getattr(ctx.request, "headers", None)
+    value = headers.get("x-request-id") if isinstance(headers, Mapping) else None
+    if not isinstance(value, str):
+        return None
+    value = value.strip()[:MAX_REQUEST_ID_HEADER]
+    return value if value.isascii() and value.isprintable() and value else None
+
+
+def caller_of(configured_name: str | None, ctx: Context) -> Caller:
+    request_id = None if ctx.request_id is None else str(ctx.request_id)
+    return Caller(display_name(configured_name, ctx), request_id, http_request_id(ctx))
+
+
+# ------------------------------------------------------------------ tools
+
+
+def _text_result(text: str, *, is_error: bool) -> dict[str, Any]:
+    # A dict, not a ``CallToolResult``: the runner validates and dumps a handler's
+    # answer once, and a model would be dumped once more before that.
+    return {
+        "content": [{"type": "text", "text": text}],
+        "isError": is_error,
+        "resultType": "complete",
+    }
+
+
+def error_result(exc: WerkbaumError, request_id: str | None) -> dict[str, Any]:
     """A tool error as JSON text only: clients (the TypeScript SDK among them)
     validate any ``structuredContent`` against the tool's output schema, which
     describes the success result, not ``{"error": …}``."""
     body = exc.to_json()
     if request_id is not None:
         body["error"]["requestId"] = request_id
-    return CallToolResult(content=[TextContent(type="text", text=to_text(body))], is_error=True)
+    return _text_result(to_text(body), is_error=True)
 
 
-def _schema_errors(validator: jsonschema.Draft202012Validator, arguments: Any) -> list[str]:
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(arguments)'}: {e.message}" for e in errors]
+def _problem(error: jsonschema.ValidationError) -> str:
+    where = "/".join(map(str, error.absolute_path)) or "(arguments)"
+    text = f"{where}: {error.message}"
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
 
 
-class CatalogueTool(Tool):
-    """An ``MCPServer`` tool backed by a catalogue :class:`ToolSpec`."""
+@attrs.frozen
+class CatalogueTool:
+    """A catalogue :class:`ToolSpec` bound to the services it runs on."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    spec: ToolSpec
+    services: Services
+    configured_name: str | None = None
 
-    spec: ToolSpec = Field(exclude=True)
-    services: Services = Field(exclude=True)
-    configured_name: str | None = Field(default=None, exclude=True)
-
-    @classmethod
-    def build(cls, spec: ToolSpec, services: Services, name: str | None) -> CatalogueTool:
-        annotations = spec.annotations()
-        return cls(
-            fn=_never_called,
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            parameters=spec.input_schema,
-            fn_metadata=FuncMetadata(arg_model=ArgModelBase, output_schema=spec.output_schema),
-            is_async=True,
-            context_kwarg=None,
-            annotations=ToolAnnotations(
+    @functools.cached_property
+    def listed(self) -> types.Tool:
+        """The ``tools/list`` entry: the catalogue's schemas and annotations as they are."""
+        annotations = self.spec.annotations()
+        return types.Tool(
+            name=self.spec.name,
+            title=self.spec.title,
+            description=self.spec.description,
+            input_schema=self.spec.input_schema,
+            output_schema=self.spec.output_schema,
+            annotations=types.ToolAnnotations(
                 title=annotations["title"],
                 read_only_hint=annotations["readOnlyHint"],
                 destructive_hint=annotations.get("destructiveHint"),
                 idempotent_hint=annotations.get("idempotentHint"),
                 open_world_hint=annotations["openWorldHint"],
             ),
-            spec=spec,
-            services=services,
-            configured_name=name,
         )
 
     @functools.cached_property
     def _validator(self) -> jsonschema.Draft202012Validator:
         return jsonschema.Draft202012Validator(self.spec.input_schema)
 
-    async def run(
-        self, arguments: dict[str, Any], context: Context[Any, Any], convert_result: bool = False
-    ) -> CallToolResult:
-        request_id = _request_id(context)
-        problems = _schema_errors(self._validator, arguments)
-        if problems:
-            return error_result(
-                InvalidArgument("arguments do not match the input schema", problems=problems),
-                request_id,
+    async def call(self, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        """The wire result of one call: checked against the input schema, run in a
+        worker thread, shaped once."""
+        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            invalid = InvalidArgument(
+                "arguments do not match the input schema", problems=[_problem(e) for e in errors]
             )
-        caller = Caller(display_name(self.configured_name, context), request_id)
+            return error_result(invalid, caller.request_id)
         call = functools.partial(self.spec.call, self.services, arguments, caller)
         try:
             # Not abandoned on cancellation: once a write has begun it completes
             # (file, mirror commit, audit line) even if the client has gone.
             result = await anyio.to_thread.run_sync(call)
         except WerkbaumError as exc:
-            return error_result(exc, request_id)
-        return CallToolResult(
-            content=[TextContent(type="text", text=result.text)],
-            structured_content=result.data,
-        )
-
-
-def _request_id(context: Context[Any, Any]) -> str | None:
-    try:
-        return str(context.request_id)
-    except Exception:
-        return None
-
-
-def _never_called(**_: Any) -> None:
-    raise AssertionError("CatalogueTool.run replaces the function call")
-
-
-def prompt(spec: PromptSpec) -> Prompt:
-    """An ``MCPServer`` prompt rendering a core :class:`PromptSpec`."""
-
-    def render(**arguments: str) -> str:
-        text: str = spec.render(arguments)
-        return text
-
-    return Prompt(
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        arguments=[
-            PromptArgument(name=a.name, description=a.description, required=a.required)
-            for a in spec.arguments
-        ],
-        fn=render,
-        context_kwarg=None,
-    )
-
-
-ToolFactory = Callable[[ToolSpec], CatalogueTool]
+            return error_result(exc, caller.request_id)
+        except Exception:
+            log.exception("tool %s failed unexpectedly", self.spec.name)
+            return _text_result(f"Error executing tool {self.spec.name}", is_error=True)
+        shaped = _text_result(result.text, is_error=False)
+        shaped["structuredContent"] = result.data
+        return shaped
 
 
 def catalogue_tools(
     services: Services, *, read_only: bool, name: str | None = None
 ) -> list[CatalogueTool]:
-    """The catalogue as ``MCPServer`` tools; ``read_only`` leaves the write tools out,
+    """The catalogue bound to ``services``; ``read_only`` leaves the write tools out,
     so a hidden tool is indistinguishable from an unknown one."""
-    return [CatalogueTool.build(spec, services, name) for spec in catalogue(read_only=read_only)]
+    return [CatalogueTool(spec, services, name) for spec in catalogue(read_only=read_only)]
 
 
-def guide_resource(guide: Callable[[], str] = bundled_guide) -> FunctionResource:
-    """``werkbaum://guide``: the notation guide for agents."""
-    return FunctionResource(
-        uri=GUIDE_URI,
-        name="guide",
-        title="Werkbaum notation guide",
-        description="How to read and write Werkbaum plans (for agents).",
-        mime_type=GUIDE_MIME,
-        fn=guide,
+# ------------------------------------------------------------------ resources
+
+
+@attrs.frozen
+class ResourceRead:
+    """What one ``resources/read`` returns: the text, its MIME type and its ``_meta``."""
+
+    text: str
+    mime_type: str = "text/plain"
+    meta: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class TemplateRoute:
+    """A resource template and the blocking reader of its one variable's value.
+
+    The reader runs in a worker thread and raises a core error (mapped by
+    :func:`resource_error`).
+    """
+
+    listed: types.ResourceTemplate
+    variable: str
+    read: Callable[[str], ResourceRead]
+
+    @functools.cached_property
+    def matcher(self) -> UriTemplate:
+        return UriTemplate.parse(self.listed.uri_template)
+
+    def match(self, uri: str) -> str | None:
+        found = self.matcher.match(uri)
+        value = found.get(self.variable) if found is not None else None
+        return value if isinstance(value, str) else None
+
+
+ResourcePage = tuple[list[types.Resource], str | None]
+Listing = Callable[[str | None], ResourcePage]
+"""A blocking reader of one page of listed resources: cursor in, resources and the next
+cursor (``None`` on the last page) out; raises :class:`InvalidCursor`."""
+
+
+class InvalidCursor(Exception):
+    """A ``resources/list`` cursor this server did not hand out."""
+
+
+def resource_error(exc: WerkbaumError, uri: str) -> MCPError:
+    """A core error as a JSON-RPC error: not found → -32602, else -32603 with the code."""
+    if isinstance(exc, NotFound):
+        return MCPError(code=types.INVALID_PARAMS, message=exc.message, data={"uri": uri})
+    return MCPError(
+        code=types.INTERNAL_ERROR, message=f"{exc.code}: {exc.message}", data={"uri": uri}
     )
 
 
-def add_prompts(server: MCPServer[Any], prompts: Iterable[PromptSpec] = PROMPTS) -> None:
-    """Register the core's prompts (spec §9)."""
-    for spec in prompts:
-        server.add_prompt(prompt(spec))
+def unknown_resource(uri: str) -> MCPError:
+    return MCPError(
+        code=types.INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri}
+    )
 
 
-def resource_error(exc: WerkbaumError) -> ResourceError:
-    """A core error as the SDK's resource error: not found → -32602, else -32603 with the code."""
-    if isinstance(exc, NotFound):
-        return ResourceNotFoundError(exc.message)
-    return ResourceError(f"{exc.code}: {exc.message}")
+def snapshot_meta(snapshot: Snapshot) -> dict[str, Any]:
+    """The resource ``_meta`` of a read: the base an agent writes against."""
+    return {"version": snapshot.base.version, "checksum": snapshot.base.checksum}
 
 
 DocumentReader = Callable[[str], Snapshot]
 """Reads a shared document (URL, share link or uuid) or raises a core error."""
 
 
-def snapshot_meta(snapshot: Snapshot) -> dict[str, Any]:
-    """The resource ``_meta`` of a document read: the base an agent writes against."""
-    return {"version": snapshot.base.version, "checksum": snapshot.base.checksum}
+def document_template(documents: DocumentReader) -> TemplateRoute:
+    """``werkbaum://doc/{document}``: a shared document's text with its version and
+    checksum in ``_meta`` (the base of exactly the text returned)."""
+
+    def read(document: str) -> ResourceRead:
+        snapshot = documents(document)
+        return ResourceRead(snapshot.text, meta=snapshot_meta(snapshot))
+
+    listed = types.ResourceTemplate(
+        uri_template=DOC_TEMPLATE,
+        name="plan-document",
+        title="Shared plan document",
+        description=(
+            "A shared document's text (document = the URL-encoded document URL, or its "
+            "uuid); _meta holds its version and checksum."
+        ),
+        mime_type="text/plain",
+    )
+    return TemplateRoute(listed, "document", read)
 
 
-class PlanServer(MCPServer[Any]):
-    """``MCPServer`` that serves shared documents as ``werkbaum://doc/{document}``.
+GUIDE = types.Resource(
+    uri=GUIDE_URI,
+    name="guide",
+    title="Werkbaum notation guide",
+    description="How to read and write Werkbaum plans (for agents).",
+    mime_type=GUIDE_MIME,
+)
 
-    A template function can only return content, and ``MCPServer`` attaches the
-    template's fixed ``meta`` to every read; but a document read must carry the
-    version and checksum of exactly the text it returns (the agent's next
-    ``base``). So a document URI is read here, once, and the snapshot's base
-    goes into the contents' ``_meta``. The template is still registered, so
-    ``resources/templates/list`` announces it.
+
+# ------------------------------------------------------------------ prompts
+
+
+def _listed_prompt(spec: PromptSpec) -> types.Prompt:
+    return types.Prompt(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description, required=a.required)
+            for a in spec.arguments
+        ],
+    )
+
+
+def rendered_prompt(spec: PromptSpec, arguments: dict[str, str]) -> types.GetPromptResult:
+    """``prompts/get``: one user message; bad arguments are invalid params (-32602)."""
+    try:
+        text = spec.render(arguments)
+    except InvalidArgument as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+    return types.GetPromptResult(description=spec.description, messages=[message])
+
+
+# ------------------------------------------------------------------ the server
+
+
+class AnswerGuard:
+    """Server middleware: a request whose answer cannot be built gets a JSON-RPC error.
+
+    Handlers here raise only ``MCPError``; but the SDK validates and encodes
+    each answer after the handler returned, and an answer that cannot be
+    encoded (a result nested deeper than pydantic's serialiser goes) raises
+    there. Unguarded, the handshake era answers such a request with code 0 and
+    the exception's text, the 2026 era with a bare "Internal server error".
+    Here both get :data:`~mcp.types.INTERNAL_ERROR` (-32603) with a message
+    that says what happened, and the server log gets one line; the connection
+    serves the next request as before.
     """
 
-    _DOCUMENT = UriTemplate.parse(DOC_TEMPLATE)
-
-    def __init__(self, *, documents: DocumentReader | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._documents = documents
-        if documents is not None:
-            self.resource(
-                DOC_TEMPLATE,
-                name="plan-document",
-                title="Shared plan document",
-                description=(
-                    "A shared document's text (document = the URL-encoded document URL, or its "
-                    "uuid); _meta holds its version and checksum."
-                ),
-                mime_type="text/plain",
-                # No file system behind it: the document parser is the gate, and a
-                # URL is legitimately "absolute".
-                security=ResourceSecurity(exempt_params={"document"}),
-            )(self._document_text)
-
-    def _read_document(self, document: str) -> Snapshot:
-        assert self._documents is not None
+    async def __call__(self, ctx: Context, call_next: Callable[[Context], Awaitable[Any]]) -> Any:
+        if ctx.request_id is None:  # a notification: the SDK contains its failures
+            return await call_next(ctx)
         try:
-            return self._documents(document)
-        except WerkbaumError as exc:
-            raise resource_error(exc) from exc
+            return await call_next(ctx)
+        except (MCPError, ValidationError):  # already a JSON-RPC error on the wire
+            raise
+        except Exception as exc:
+            if too_deep(exc):
+                log.error(
+                    "the answer to %s (id %r) is nested too deeply", ctx.method, ctx.request_id
+                )
+                message = UNENCODABLE
+            else:
+                log.exception("answering %s (id %r) failed", ctx.method, ctx.request_id)
+                message = f"internal error while answering {ctx.method} (see the server log)"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
 
-    def _document_text(self, document: str) -> str:
-        return self._read_document(document).text
+
+UNENCODABLE = "internal error: the answer could not be encoded as JSON (it is nested too deeply)"
+"""The -32603 message for an answer deeper than pydantic's serialiser goes (~255 levels)."""
+
+
+def too_deep(exc: Exception) -> bool:
+    """Whether ``exc`` is pydantic's "Maximum serialization depth exceeded"."""
+    return "depth exceeded" in str(exc)
+
+
+@attrs.frozen
+class _Handlers:
+    """The request handlers of one server (``async (ctx, params) -> result``)."""
+
+    tools: Mapping[str, CatalogueTool]
+    guide: Callable[[], str]
+    templates: Sequence[TemplateRoute]
+    listing: Listing | None
+    prompts: Mapping[str, PromptSpec]
+
+    async def list_tools(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool.listed for tool in self.tools.values()])
+
+    async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
+        tool = self.tools.get(params.name)
+        if tool is None:
+            return _text_result(f"Unknown tool: {params.name}", is_error=True)
+        return await tool.call(params.arguments or {}, caller_of(tool.configured_name, ctx))
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.tools.get(name)
+        return None if tool is None else tool.spec.input_schema
+
+    async def list_resources(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        listed = [GUIDE] if cursor is None else []
+        next_cursor = None
+        if self.listing is not None:
+            try:
+                page, next_cursor = await anyio.to_thread.run_sync(self.listing, cursor)
+            except InvalidCursor as exc:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            listed.extend(page)
+        elif cursor is not None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"invalid cursor {cursor!r}")
+        return types.ListResourcesResult(resources=listed, next_cursor=next_cursor)
+
+    async def list_templates(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[route.listed for route in self.templates]
+        )
 
     async def read_resource(
-        self, uri: AnyUrl | str, context: Context[Any, Any] | None = None
-    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
-        params = self._DOCUMENT.match(str(uri)) if self._documents is not None else None
-        document = params.get("document") if params is not None else None
-        if not isinstance(document, str):
-            return await super().read_resource(uri, context)
-        snapshot = await anyio.to_thread.run_sync(self._read_document, document)
-        return [
-            ReadResourceContents(
-                content=snapshot.text, mime_type="text/plain", meta=snapshot_meta(snapshot)
-            )
-        ]
+        self, ctx: Context, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = params.uri
+        if uri == GUIDE_URI:
+            read = ResourceRead(await anyio.to_thread.run_sync(self.guide), GUIDE_MIME)
+        else:
+            read = await self._read_templated(uri)
+        contents = types.TextResourceContents(
+            uri=uri, text=read.text, mime_type=read.mime_type, _meta=read.meta
+        )
+        return types.ReadResourceResult(contents=[contents])
+
+    async def _read_templated(self, uri: str) -> ResourceRead:
+        for route in self.templates:
+            value = route.match(uri)
+            if value is None:
+                continue
+            try:
+                return await anyio.to_thread.run_sync(route.read, value)
+            except WerkbaumError as exc:
+                raise resource_error(exc, uri) from None
+        raise unknown_resource(uri)
+
+    async def list_prompts(
+        self, ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[_listed_prompt(p) for p in self.prompts.values()])
+
+    async def get_prompt(
+        self, ctx: Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        spec = self.prompts.get(params.name)
+        if spec is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+        return rendered_prompt(spec, params.arguments or {})
+
+
+def plan_server(
+    *,
+    instructions: str,
+    tools: Sequence[CatalogueTool],
+    guide: Callable[[], str] = bundled_guide,
+    templates: Sequence[TemplateRoute] = (),
+    listing: Listing | None = None,
+    subscriptions: bool = True,
+    prompts: Sequence[PromptSpec] = PROMPTS,
+) -> PlanServer:
+    """One MCP server: the tools, the guide, the resource ``templates`` (read in order),
+    ``listing`` (paged resources after the guide) and the prompts (spec §9).
+
+    ``subscriptions`` serves ``subscriptions/listen`` (2026-07-28) over an
+    in-process bus; a stateless JSON-response endpoint cannot hold such a
+    stream open, so the HTTP server goes without.
+    """
+    handlers = _Handlers(
+        tools={tool.spec.name: tool for tool in tools},
+        guide=guide,
+        templates=tuple(templates),
+        listing=listing,
+        prompts={spec.name: spec for spec in prompts},
+    )
+    server: PlanServer = Server(
+        SERVER_NAME,
+        version=VERSION,
+        instructions=instructions,
+        get_tool_input_schema=handlers.input_schema,
+        on_list_tools=handlers.list_tools,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read_resource,
+        on_list_prompts=handlers.list_prompts,
+        on_get_prompt=handlers.get_prompt,
+        on_subscriptions_listen=(
+            ListenHandler(InMemorySubscriptionBus()) if subscriptions else None
+        ),
+    )
+    # Registered by method: the handler answers with the wire dict (see _text_result).
+    server.add_request_handler("tools/call", types.CallToolRequestParams, handlers.call_tool)
+    server.middleware.append(AnswerGuard())
+    return server

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 import anyio.from_thread
 import attrs
-from mcp.server.mcpserver.resources.templates import ResourceSecurity
-from mcp.types import Resource as MCPResource
+import mcp.types as types
 
 from werkbaum_core.engine import LazyEngine, choose_executor
-from werkbaum_core.errors import WerkbaumError
 from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
@@ -25,18 +22,25 @@ from werkbaum_stdio.registration import (
     SERVER_NAME,
     VERSION,
     WORKING_ORDER,
+    InvalidCursor,
+    Listing,
     PlanServer,
-    add_prompts,
+    ResourcePage,
+    ResourceRead,
+    TemplateRoute,
     catalogue_tools,
-    guide_resource,
-    resource_error,
+    document_template,
+    plan_server,
+    snapshot_meta,
 )
 from werkbaum_stdio.roots import Roots
 from werkbaum_stdio.sources import LocalSources
 
-__all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server"]
+__all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server", "serve_stdio"]
 
 FILE_TEMPLATE = "werkbaum://file/{+path}"
+PAGE_SIZE = 500
+"""Plan files per ``resources/list`` page (the guide comes first, on the first page)."""
 
 
 @attrs.frozen
@@ -68,33 +72,56 @@ def instructions(config: StdioConfig) -> str:
     return "; ".join(parts) + "."
 
 
-class WerkbaumServer(PlanServer):
-    """``MCPServer`` whose resource list also names the plan files under the roots."""
+def file_template(files: FileStore) -> TemplateRoute:
+    """``werkbaum://file/{+path}``: a plan file with its base (version, checksum) in ``_meta``.
 
-    def __init__(self, config: StdioConfig, files: FileStore, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._files = files
-        self._roots = config.roots
+    Containment is enforced by the roots (realpath), like for tool sources.
+    """
 
-    async def run_stdio_async(self) -> None:
-        """Serve over this process's stdin and stdout with :mod:`werkbaum_stdio.pipes`."""
-        # The SDK's own in-memory transport reaches the low-level server the same way.
-        lowlevel = self._lowlevel_server
-        async with stdio_pipes() as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    def read(path: str) -> ResourceRead:
+        snapshot = files.read(unquote(path))
+        return ResourceRead(snapshot.text, meta=snapshot_meta(snapshot))
 
-    async def list_resources(self) -> list[MCPResource]:
-        listed = await super().list_resources()
-        plans = await anyio.to_thread.run_sync(self._files.list_plans)
-        for path in plans:
-            listed.append(
-                MCPResource(
-                    uri=f"werkbaum://file/{_display_path(path, self._roots)}",
-                    name=path.name,
-                    mime_type="text/plain",
-                )
+    listed = types.ResourceTemplate(
+        uri_template=FILE_TEMPLATE,
+        name="plan-file",
+        title="Plan file",
+        description="A plan file under the server's roots (path relative to the roots' base).",
+        mime_type="text/plain",
+    )
+    return TemplateRoute(listed, "path", read)
+
+
+def plan_files(files: FileStore, roots: Roots, page_size: int = PAGE_SIZE) -> Listing:
+    """The plan files under the roots as ``werkbaum://file/…`` resources, ``page_size``
+    per page; the cursor is the offset of the page's first file (deterministic: the
+    store walks in a fixed order)."""
+
+    def page(cursor: str | None) -> ResourcePage:
+        start = _offset(cursor)
+        found = files.list_plans(start + page_size + 1)
+        listed = [
+            types.Resource(
+                uri=f"werkbaum://file/{_display_path(path, roots)}",
+                name=path.name,
+                mime_type="text/plain",
             )
-        return listed
+            for path in found[start : start + page_size]
+        ]
+        more = len(found) > start + page_size
+        return listed, str(start + page_size) if more else None
+
+    return page
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 9):
+        raise InvalidCursor(
+            f"invalid cursor {cursor[:40]!r}: pass a nextCursor from resources/list"
+        )
+    return int(cursor)
 
 
 def _display_path(path: Path, roots: Roots) -> str:
@@ -105,7 +132,7 @@ def _display_path(path: Path, roots: Roots) -> str:
         return str(path)
 
 
-def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> WerkbaumServer:
+def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanServer:
     engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
     files = FileStore(config.roots)
     documents = DocumentStore(config.servers, allow_any_host=True)
@@ -118,31 +145,16 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> Werkb
         audit=AuditLog(config.audit_log),
         checkpoint=anyio.from_thread.check_cancelled,
     )
-    server = WerkbaumServer(
-        config,
-        files,
-        documents=sources.read_document,
-        name=SERVER_NAME,
-        version=VERSION,
+    return plan_server(
         instructions=instructions(config),
         tools=catalogue_tools(services, read_only=config.read_only, name=config.name),
+        guide=guide_for(config.frontend),
+        templates=[document_template(sources.read_document), file_template(files)],
+        listing=plan_files(files, config.roots),
     )
-    server.add_resource(guide_resource(guide_for(config.frontend)))
 
-    @server.resource(
-        FILE_TEMPLATE,
-        name="plan-file",
-        title="Plan file",
-        description="A plan file under the server's roots (path relative to the roots' base).",
-        mime_type="text/plain",
-        security=ResourceSecurity(exempt_params={"path"}),
-    )
-    def read_plan_file(path: str) -> str:
-        # Containment is enforced by the roots (realpath), like for tool sources.
-        try:
-            return files.read(unquote(path)).text
-        except WerkbaumError as exc:
-            raise resource_error(exc) from exc
 
-    add_prompts(server)
-    return server
+async def serve_stdio(server: PlanServer) -> None:
+    """Serve ``server`` over this process's stdin and stdout (:mod:`werkbaum_stdio.pipes`)."""
+    async with stdio_pipes() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -10,6 +10,7 @@ import typer
 
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
+from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure
 from werkbaum_stdio.server_options import (
     EXIT_UNREADABLE,
     EngineOption,
@@ -54,12 +55,16 @@ def serve(
     ] = None,
     engine: EngineOption = None,
     frontend: FrontendOption = None,
+    log_level: LogLevelOption = DEFAULT_LEVEL,
     version: Annotated[bool, version_option("werkbaum-mcp")] = False,
 ) -> None:
     """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
+    configure(log_level)
+    import anyio
+
     from werkbaum_core.engine import LazyEngine
     from werkbaum_stdio.roots import Roots
-    from werkbaum_stdio.server import StdioConfig, build_server
+    from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
     try:
         roots = Roots.from_args(root or [])
@@ -99,7 +104,7 @@ def serve(
         app = build_server(config, lazy)
     except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
         fail(exc.message, EXIT_UNREADABLE)
-    app.run("stdio")
+    anyio.run(serve_stdio, app)
 
 
 def main() -> None:

@@ -48,13 +48,17 @@ EDGE_LAYER = (
 )
 
 
-def imported(path: Path) -> set[str]:
+def imported(path: Path, *, with_names: bool = False) -> set[str]:
+    """The modules ``path`` imports; ``with_names``: ``from m import x`` gives ``m.x``."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+            if with_names:
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            else:
+                names.add(node.module)
     return names
 
 
@@ -93,3 +97,42 @@ def test_the_http_adapter_has_no_file_store() -> None:
                 "werkbaum_stdio.mirror",
                 "werkbaum_stdio.roots",
             }, f"{path} imports {name}: the remote server serves documents only"
+
+
+SDK_PACKAGES = ("mcp", "mcp_types")
+SDK_INTERNALS = (
+    "mcp.server.mcpserver",  # the high-level server: the adapters are low-level servers
+    "mcp.server.lowlevel",  # Server is public as mcp.server.Server; its helpers are not
+    "mcp.server.runner",
+    "mcp.server.session",
+    "mcp.server.connection",
+    "mcp.shared.dispatcher",
+    "mcp.shared.jsonrpc_dispatcher",
+)
+"""SDK modules the adapters must not build on: the high-level server, whose tool and
+resource classes ``registration.py`` once fed private pieces, and the machinery under the
+low-level server."""
+SDK_PRIVATE_ATTRIBUTES = (
+    "_lowlevel_server",
+    "_tool_manager",
+    "_resource_manager",
+    "_prompt_manager",
+    "_request_handlers",
+)
+
+
+def sdk_imports(path: Path) -> set[str]:
+    """Every SDK module and imported name of ``path``, dotted (``mcp.server.Server``)."""
+    return {n for n in imported(path, with_names=True) if n.split(".")[0] in SDK_PACKAGES}
+
+
+def test_the_adapters_use_only_the_public_sdk() -> None:
+    for path in (*(SRC / "werkbaum_stdio").rglob("*.py"), *(SRC / "werkbaum_http").rglob("*.py")):
+        for name in sdk_imports(path):
+            private = [part for part in name.split(".") if part.startswith("_")]
+            assert not private, f"{path.relative_to(SRC)} imports the private {name}"
+            internal = [m for m in SDK_INTERNALS if name == m or name.startswith(m + ".")]
+            assert not internal, f"{path.relative_to(SRC)} imports the SDK internal {name}"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in SDK_PRIVATE_ATTRIBUTES, f"{path} reads .{node.attr}"

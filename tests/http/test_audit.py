@@ -80,12 +80,6 @@ def test_an_http_write_line_has_the_request_id_and_the_client_id(
     assert PLAN.splitlines()[1] not in json.dumps(line)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="werkbaum_stdio.registration fills Caller.http_request_id from the request "
-    "(the SDK low-level registration, another branch of issue 13); remove this marker then",
-)
 def test_an_http_write_line_has_the_x_request_id(
     written: tuple[list[dict[str, Any]], str],
 ) -> None:

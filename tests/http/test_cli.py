@@ -167,7 +167,7 @@ async def test_one_session_across_two_server_processes(
     mode: str, backend: Backend, tmp_path: Path
 ) -> None:
     document = create_document(backend)
-    args = ["--server", backend.base_url]
+    args = ["--server", backend.base_url, "--log-level", "info"]  # info: access lines
     with (
         server_process(args, tmp_path / "a.log") as a,
         server_process(args, tmp_path / "b.log") as b,
@@ -215,7 +215,8 @@ async def test_a_restart_loses_nothing(mode: str, backend: Backend, tmp_path: Pa
 async def test_several_workers_and_logs_without_tokens(backend: Backend, tmp_path: Path) -> None:
     document = create_document(backend)
     log = tmp_path / "workers.log"
-    with server_process(["--server", backend.base_url, "--workers", "2"], log) as served:
+    args = ["--server", backend.base_url, "--workers", "2", "--log-level", "info"]
+    with server_process(args, log) as served:
         for mode in MODES:
             async with connect(served.base_url, FULL_TOKEN, mode) as client:
                 await _read_write_read(client, document)

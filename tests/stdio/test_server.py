@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types import Implementation
 
 from tests.stdio.conftest import (
@@ -21,6 +21,7 @@ from tests.stdio.conftest import (
 )
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
+from werkbaum_stdio.registration import MAX_PROBLEM_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -259,6 +260,10 @@ async def test_guide_and_file_resources(client: Client) -> None:
     assert "[^]" in guide.contents[0].text  # type: ignore[union-attr]
     plan = await client.read_resource("werkbaum://file/plan.werkbaum")
     assert plan.contents[0].text == PLAN  # type: ignore[union-attr]
+    # the base to write against; a file has no version (null, which the 2026 era omits)
+    assert plan.contents[0].meta is not None
+    assert plan.contents[0].meta["checksum"] == checksum(PLAN)
+    assert plan.contents[0].meta.get("version") is None
     templates = {
         t.uri_template for t in (await client.list_resource_templates()).resource_templates
     }
@@ -279,6 +284,18 @@ async def test_prompts(client: Client) -> None:
         "werkbaum/decompose", {"source": "plan.werkbaum", "id": "b"}
     )
     assert "#b" in decompose.messages[0].content.text  # type: ignore[union-attr]
+
+
+async def test_prompt_errors_are_invalid_params(client: Client) -> None:
+    for name, arguments, says in [
+        ("werkbaum/nope", {}, "Unknown prompt: werkbaum/nope"),
+        ("werkbaum/decompose", {"source": "plan.werkbaum"}, "needs the argument 'id'"),
+        ("werkbaum/review", {"source": "plan.werkbaum", "extra": "x"}, "has no argument"),
+    ]:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt(name, arguments)
+        assert raised.value.error.code == -32602
+        assert says in raised.value.error.message
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -335,3 +352,11 @@ async def test_a_file_over_the_text_limit_is_too_large(client: Client, plans: Pa
     (plans / "huge.werkbaum").write_text("- x\n" * 600_000, encoding="utf-8")
     error = await error_of(client, "werkbaum_read", {"source": "huge.werkbaum"})
     assert error["code"] == "too_large"
+
+
+async def test_schema_problems_quote_at_most_a_bounded_part_of_the_value(client: Client) -> None:
+    # the validator's message quotes the offending value: here a 2 MB list
+    error = await error_of(client, "werkbaum_inspect", {"text": ["x" * 1000] * 2000})
+    assert error["code"] == "invalid_argument"
+    assert [len(p) <= MAX_PROBLEM_CHARS for p in error["problems"]] == [True]
+    assert error["problems"][0].startswith("text: [")

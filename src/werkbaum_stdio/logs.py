@@ -1,0 +1,79 @@
+"""The servers' log: stderr, one line per record, at the level given with ``--log-level``.
+
+At the default level, ``warning``, a request that went well writes nothing
+(MCP hosts show a server's stderr to people; a line per call hides the lines
+that matter): what is logged is what went wrong — a line that could not be
+answered, an answer that could not be encoded, an unexpected failure.
+``info`` adds the HTTP access log and the SDK's per-request notes, ``debug``
+everything. Audit lines are not log records: they go where ``--audit-log``
+says (stdio) or to stderr, whatever the level.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import sys
+from typing import Annotated, Any
+
+import typer
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+ACCESS_LOGGER = "werkbaum_http.access"
+
+
+class LogLevel(enum.StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+
+DEFAULT_LEVEL = LogLevel.warning
+
+LogLevelOption = Annotated[
+    LogLevel,
+    typer.Option(
+        "--log-level",
+        case_sensitive=False,
+        help="Log records to stderr from this level on (info adds a line per request).",
+    ),
+]
+
+
+def configure(level: LogLevel = DEFAULT_LEVEL) -> None:
+    """Route every logger to one stderr handler at ``level`` (idempotent)."""
+    root = logging.getLogger()
+    if not any(getattr(h, "werkbaum", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.werkbaum = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+def uvicorn_config(level: LogLevel = DEFAULT_LEVEL) -> dict[str, Any]:
+    """The same set-up as :func:`configure` as uvicorn's ``log_config``, which uvicorn
+    applies in every worker process before it loads the app: uvicorn's own loggers and
+    the access log (``werkbaum_http.access``, INFO records) follow ``level`` too."""
+    name = level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"plain": {"format": FORMAT}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "plain",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"handlers": ["stderr"], "level": name},
+        "loggers": {
+            "uvicorn": {"level": name},
+            "uvicorn.error": {"level": name},
+            "uvicorn.access": {"level": name},
+            ACCESS_LOGGER: {"level": name},
+        },
+    }
