@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -17,9 +18,10 @@ from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.audit import AuditLog
-from werkbaum_stdio.files import FileStore
+from werkbaum_stdio.files import MAX_LISTED_PLANS, FileStore
 from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
 from werkbaum_stdio.pipes import stdio_pipes
+from werkbaum_stdio.plan_names import PlanNames
 from werkbaum_stdio.registration import (
     GUIDE_URI,
     SERVER_NAME,
@@ -32,7 +34,7 @@ from werkbaum_stdio.registration import (
     resource_error,
 )
 from werkbaum_stdio.roots import Roots
-from werkbaum_stdio.sources import LocalSources
+from werkbaum_stdio.sources import LocalSources, file_uri
 
 __all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server"]
 
@@ -51,12 +53,16 @@ class StdioConfig:
     """Werkbaum backends (``--server``); the first is the default for bare uuids."""
     mirrors: tuple[str, ...] = ()
     """``--mirror DOCUMENT=FILE`` specs: files in git kept equal to their documents."""
+    plan_globs: tuple[str, ...] = ()
+    """``--plan-glob`` patterns: file names that are plans besides ``*.werkbaum``."""
 
 
 def instructions(config: StdioConfig) -> str:
     """What every client is told: the working order and this server's configuration."""
     mode = "read-only (no write tools)" if config.read_only else "read and write"
     parts = [f"{WORKING_ORDER} This server: {mode}; file roots: {config.roots.describe()}"]
+    if config.plan_globs:
+        parts.append(f"plan files: {PlanNames.with_globs(config.plan_globs).describe()}")
     if config.servers:
         parts.append(f"document backends: {', '.join(config.servers)} (a bare uuid uses the first)")
     if config.mirrors:
@@ -74,7 +80,6 @@ class WerkbaumServer(PlanServer):
     def __init__(self, config: StdioConfig, files: FileStore, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._files = files
-        self._roots = config.roots
 
     async def run_stdio_async(self) -> None:
         """Serve over this process's stdin and stdout with :mod:`werkbaum_stdio.pipes`."""
@@ -85,29 +90,18 @@ class WerkbaumServer(PlanServer):
 
     async def list_resources(self) -> list[MCPResource]:
         listed = await super().list_resources()
-        plans = await anyio.to_thread.run_sync(self._files.list_plans)
-        for path in plans:
+        first_page = functools.partial(self._files.list_plans, limit=MAX_LISTED_PLANS, lines=False)
+        page = await anyio.to_thread.run_sync(first_page)
+        for plan in page.plans:
             listed.append(
-                MCPResource(
-                    uri=f"werkbaum://file/{_display_path(path, self._roots)}",
-                    name=path.name,
-                    mime_type="text/plain",
-                )
+                MCPResource(uri=file_uri(plan.source), name=plan.path.name, mime_type="text/plain")
             )
         return listed
 
 
-def _display_path(path: Path, roots: Roots) -> str:
-    """Relative to where relative sources start, when the file lies below it; else absolute."""
-    try:
-        return str(path.relative_to(roots.base))
-    except ValueError:
-        return str(path)
-
-
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> WerkbaumServer:
     engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
-    files = FileStore(config.roots)
+    files = FileStore(config.roots, plan_globs=config.plan_globs)
     documents = DocumentStore(config.servers, allow_any_host=True)
     mirrors = build_mirrors(config.mirrors, documents, config.roots)
     sources = LocalSources(files, documents, MirrorFiles.of(mirrors, config.roots))
@@ -138,7 +132,7 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> Werkb
         security=ResourceSecurity(exempt_params={"path"}),
     )
     def read_plan_file(path: str) -> str:
-        # Containment is enforced by the roots (realpath), like for tool sources.
+        # The file store's rules (plan files only, under the roots) apply as for tool sources.
         try:
             return files.read(unquote(path)).text
         except WerkbaumError as exc:
