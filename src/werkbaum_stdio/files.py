@@ -196,8 +196,9 @@ class FileStore:
         data = encode_new(text)
         created = _snapshot(decode(data))
         with self._place(source, follow=False) as place, _locked(place, source, self.lock_timeout):
-            if _exists(place, source):
-                raise self._exists_conflict(place, source)
+            existing = _lstat(place, source)
+            if existing is not None:
+                raise self._exists_conflict(place, source, existing)
             _remove_orphans(place)
             temp = _write_temp(place, data, source, None)
             try:
@@ -359,10 +360,12 @@ class FileStore:
             _fsync_dir(place.fd)
         return _snapshot(written)
 
-    def _exists_conflict(self, place: Place, source: str) -> Conflict:
+    def _exists_conflict(self, place: Place, source: str, existing: os.stat_result) -> Conflict:
         """The ``conflict`` of a create whose name exists (with the plan, if it is one)."""
         message = f"{source} exists already; read it and write against its base instead"
         try:
+            if not stat.S_ISREG(existing.st_mode):
+                raise Changed  # a link, a directory …: nothing to offer as a base
             current = self._load(place, source).snapshot
         except (WerkbaumError, Changed):
             return Conflict(message, source=source)
@@ -497,15 +500,14 @@ def _locked(place: Place, source: str, timeout: float) -> Iterator[None]:
         fcntl.flock(place.fd, fcntl.LOCK_UN)
 
 
-def _exists(place: Place, source: str) -> bool:
-    """Whether the name exists in any form (a dangling symlink counts: never create through one)."""
+def _lstat(place: Place, source: str) -> os.stat_result | None:
+    """The entry under the name, if any (a dangling symlink counts: never create through one)."""
     try:
-        os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
+        return os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
     except FileNotFoundError:
-        return False
+        return None
     except OSError as exc:
         raise unavailable(source, exc, place.path) from None
-    return True
 
 
 def _temp_prefix(name: str) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from werkbaum_core.errors import ForbiddenSource, InvalidArgument, WerkbaumError
+from werkbaum_core.errors import ForbiddenSource, InvalidArgument, SourceUnavailable, WerkbaumError
 
 PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
 """Set by Claude Code for the servers it starts: the project the user opened."""
@@ -102,7 +102,7 @@ class Roots:
         """
         found = self._prefix_root(split_path(path))
         if found is None:
-            found = self._prefix_root(split_path(os.path.realpath(path)))
+            found = self._prefix_root(split_path(str(real_path(path, path))))
         return found
 
     def _prefix_root(self, parts: list[str]) -> tuple[Path, list[str]] | None:
@@ -162,15 +162,15 @@ class Roots:
         """
         check_source(source)
         if os.path.isabs(source):
-            real = Path(os.path.realpath(source))
+            real = real_path(source, source)
         else:
 
             def existing(root: Path) -> Path | None:
                 path = root / source
-                return Path(os.path.realpath(path)) if os.path.lexists(path) else None
+                return real_path(path, source) if os.path.lexists(path) else None
 
             root = self.candidate(source, existing) or self._root_with_dir(source)
-            real = Path(os.path.realpath(root / source))
+            real = real_path(root / source, source)
         if not self.contains(real):
             raise self.outside(source, f"resolves to {real}, which is")
         return real
@@ -203,6 +203,19 @@ def check_source(source: str) -> None:
         raise InvalidArgument(
             f"the file source is longer than {MAX_SOURCE_CHARS:,} characters", source=source[:200]
         )
+
+
+def real_path(path: str | os.PathLike[str], source: str) -> Path:
+    """``realpath``, with its failures (a link swapped during the call) as documented errors."""
+    try:
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SourceUnavailable(
+            f"cannot resolve {source}: {reason} (did it change meanwhile?)",
+            source=source,
+            reason=reason,
+        ) from None
 
 
 def split_path(path: str) -> list[str]:

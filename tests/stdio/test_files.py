@@ -3,9 +3,7 @@ what two processes (or a killed one) do to a shared plan file."""
 
 from __future__ import annotations
 
-import builtins
 import fcntl
-import io
 import json
 import os
 import random
@@ -13,12 +11,22 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
+    BOM,
+    PLAN,
+    Touched,
+    dukpy_fixture,
+    outside_fixture,
+    plan_file,
+    root_fixture,
+    store_fixture,
+    touched_fixture,
+)
 from tests.stdio.file_writers import CHURN_VERSIONS, RACE_NODES, churn_version, race_plan
 from werkbaum_core import (
     Conflict,
@@ -37,82 +45,6 @@ from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
 from werkbaum_stdio.roots import Roots
 
 HELPER = Path(__file__).with_name("file_writers.py")
-PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)\n"
-BOM = b"\xef\xbb\xbf"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return Path(os.path.realpath(path))
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    path = tmp_path / "outside"
-    path.mkdir()
-    (path / "secret.werkbaum").write_text("[ ] #secret: Secret\n")
-    return Path(os.path.realpath(path))
-
-
-@pytest.fixture
-def store(root: Path) -> FileStore:
-    return FileStore(Roots.from_args([str(root)], env={}, cwd=root))
-
-
-@pytest.fixture(scope="module")
-def dukpy() -> Iterator[Engine]:
-    with Engine.create("dukpy", frontend="") as engine:
-        yield engine
-
-
-class Touched:
-    """What a call opened: ``files`` (anything but a directory, or stat'ed by name) and
-    ``dirs`` (the ``(st_dev, st_ino)`` of every directory it opened)."""
-
-    def __init__(self) -> None:
-        self.files: list[str] = []
-        self.dirs: set[tuple[int, int]] = set()
-
-    def outside(self, *paths: Path) -> bool:
-        """Whether one of these directories was opened."""
-        return any((p.stat().st_dev, p.stat().st_ino) in self.dirs for p in paths)
-
-
-@pytest.fixture
-def touched(monkeypatch: pytest.MonkeyPatch) -> Touched:
-    """Spies on ``os.open``, ``os.stat`` and ``open`` (``realpath``'s lstat calls not counted)."""
-    seen = Touched()
-    real_open, real_fstat = os.open, os.fstat
-
-    def spy_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        fd = real_open(path, flags, *args, **kwargs)
-        if flags & os.O_DIRECTORY:
-            info = real_fstat(fd)
-            seen.dirs.add((info.st_dev, info.st_ino))
-        else:
-            seen.files.append(str(path))
-        return fd
-
-    def spying(original: Callable[..., Any]) -> Callable[..., Any]:
-        def spy(path: Any, *args: Any, **kwargs: Any) -> Any:
-            seen.files.append(str(path))
-            return original(path, *args, **kwargs)
-
-        return spy
-
-    monkeypatch.setattr(os, "open", spy_open)
-    monkeypatch.setattr(os, "stat", spying(os.stat))
-    monkeypatch.setattr(builtins, "open", spying(builtins.open))
-    monkeypatch.setattr(io, "open", spying(io.open))
-    return seen
-
-
-def plan_file(root: Path, data: bytes | str = PLAN, name: str = "plan.werkbaum") -> Path:
-    path = root / name
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return path
 
 
 def listed(store: FileStore, **options: Any) -> list[Path]:
