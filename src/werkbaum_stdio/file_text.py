@@ -1,37 +1,48 @@
 """A plan file's bytes and the text an agent sees, both ways (hardening: byte-exact endings).
 
 **Reading.** The file is UTF-8, optionally with a BOM. Its lines end in
-``\\r\\n``, ``\\n`` or (the last) nothing. The agent's text is the file with
-the BOM removed and every ``\\r\\n`` turned into ``\\n`` — nothing else: a
-lone ``\\r`` inside a line stays a character of that line, as the notation's
-parser (which splits at ``\\n`` only) treats it. The checksum stays the
+``\\r\\n`` or ``\\n``; the last may end in nothing. The agent's text is the file
+with the BOM removed and every ``\\r\\n`` turned into ``\\n`` — nothing else: a
+lone ``\\r`` stays a character of its line, as the notation's parser (which
+splits at ``\\n`` only) and the line verbs treat it. The checksum stays the
 documents API's (``werkbaum_core.text.checksum``: CRLF, then a lone CR, to
-LF, then SHA-256), computed over this text; so two texts that differ only in
-how lines break are the same plan to the checksum, as they are to the API.
+LF, then SHA-256) over this text, so the base an agent holds means what it
+means for a shared document, and two texts that differ only in how lines
+break are the same plan to it.
 
-**Writing.** The new text is compared with the file's lines *normalised*
-the same way (lone CR → line break), because the engine's line operations
-(``apply_ops``, ``write``) normalise the text they produce while the
-line verbs do not. Then:
+**Writing.** A new text that normalises like the file's text (the checksum
+says: the same plan) leaves the file's bytes as they are. Otherwise the new
+lines are compared with the file's lines *normalised* (lone CR → line
+break), because the engine's line operations (``apply_ops``, ``write``)
+normalise the text they produce while the line verbs do not:
 
-* a line whose normalised content comes back unchanged — whether as one line
-  with its lone CR or split at it — gets the file's exact bytes again,
+* a line whose normalised content comes back unchanged — as one line with its
+  lone CR, or split at it into several — gets the file's exact bytes again,
   ending included (:mod:`.line_match` finds them);
 * a changed line keeps the ending of the line it replaces;
-* a new line takes the ending of the line it follows, the first line of the
-  file the file's majority ending (``\\r\\n`` when more lines end so, else
-  ``\\n``);
-* a ``\\r`` before a line break of the new text is part of that break (an
-  agent's CRLF), a lone ``\\r`` elsewhere is content;
+* a new line takes the ending of the line it follows; the first line of the
+  file, and a line after one that had none, the file's majority ending
+  (``\\r\\n`` when more lines end so, else ``\\n``);
+* in the new text a ``\\r`` right before a line break belongs to the break (an
+  agent's CRLF), a lone ``\\r`` elsewhere is content; a content CR at the end
+  of a line is kept by ending that line in ``\\r\\n`` (an ``\\n`` would fuse
+  with it). Only ``\\r\\r\\n`` written by an agent reads back as one break
+  where its checksum counted two;
 * a leading U+FEFF of the new text is the byte-order mark, not content: the
   file keeps its own BOM (or its lack of one) and never gets two.
 
-A created file gets the text's bytes as given (a leading U+FEFF as its BOM).
+A line taken from the file is checked to normalise like the new line(s) it
+stands for (else the new text's own line is written), so the stored file
+always has the checksum of the written text
+(``tests/stdio/test_file_text.py`` tests these rules as properties). Files
+whose lines all end alike (nearly all) take a linear path with the same
+result. A created file gets the text's bytes as given (a leading U+FEFF as
+its BOM).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 
@@ -79,49 +90,72 @@ def encode_new(text: str) -> bytes:
 def encode_update(text: str, old: FileText) -> bytes:
     """The bytes that store ``text`` in place of ``old``, keeping what is the file's own."""
     text = text.removeprefix(BOM_CHAR)
-    if old.uniform is not None:  # what the rules below give when every line ends alike
-        data = text.replace(CRLF, LF).replace(LF, old.uniform).encode("utf-8")
-        return BOM + data if old.bom else data
-    new = _new_lines(text)
-    old_lines = _raw_lines(old.body)
-    old_parts = [_split_ending(raw) for raw in old_lines]
-    reused = _reused(old_parts, new)
-    majority = _majority(old_parts)
-    out: list[str] = []
-    cursor = 0  # the first old line not yet reused or replaced
-    following = [j for j in reused if j is not None and j >= 0]
-    upcoming = 0  # index into ``following``: the next old line that comes back
+    prefix = BOM if old.bom else b""
+    if old.uniform == CRLF or (old.uniform == LF and "\r" not in text):
+        # What the rules give when every line ends alike, in linear time.
+        return prefix + text.replace(CRLF, LF).replace(LF, old.uniform).encode("utf-8")
+    if normalize_newlines(text) == normalize_newlines(old.text):
+        return prefix + old.body.encode("utf-8")  # the same plan to the checksum: keep the file
+    return prefix + "".join(_merged(_new_lines(text), _raw_lines(old.body))).encode("utf-8")
+
+
+def _merged(new: list[tuple[str, bool]], old_lines: tuple[str, ...]) -> Iterator[str]:
+    """The new lines, each with its bytes or ending taken from the old file by the rules."""
+    old = [_split_ending(raw) for raw in old_lines]
+    reused = _reused(old, new)
+    majority = _majority(old)
+    coming_back = iter([j for j in reused if j is not None and j >= 0] + [len(old)])
+    next_back = next(coming_back)
+    cursor = 0  # the first old line neither reused nor replaced yet
     previous = majority
     index = 0
     while index < len(new):
-        line, terminated = new[index]
         j = reused[index]
         if j is not None:
-            content, ending = old_parts[j]
             span = _span(reused, index)
-            terminated = new[index + span - 1][1]
+            group = new[index : index + span]
             index += span
-            upcoming += 1
+            next_back = next(coming_back)
             cursor = j + 1
-            if ending and terminated:
-                out.append(old_lines[j])
-                previous = ending
-                continue
-            ending = (ending or majority) if terminated else ""
+            content, ending = old[j]
+            last = index == len(new)
+            if not group[-1][1]:
+                ending = ""
+            elif (ending == "\r" and not last) or not ending:
+                ending = majority  # a break that stays one for the notation: LF or CRLF
+            line = _line(content, ending)
+            if normalize_newlines(line.replace(CRLF, LF)) != _normalised_text(group):
+                line = "".join(_line(*_own(text, done, previous)) for text, done in group)
         else:
+            text, terminated = new[index]
             index += 1
-            content = line.removesuffix("\r") if terminated else line
-            limit = following[upcoming] if upcoming < len(following) else len(old_parts)
-            if cursor < limit:  # a changed line: it keeps the ending of the one it replaces
-                ending = old_parts[cursor][1] or majority
+            if cursor < next_back:  # a changed line: the ending of the line it replaces
+                inherited = old[cursor][1]
                 cursor += 1
             else:  # an added line: the ending of the line it follows
-                ending = previous
-            ending = ending if terminated else ""
-        out.append(content + ending)
-        previous = ending or majority
-    data = "".join(out).encode("utf-8")
-    return BOM + data if old.bom else data
+                inherited = previous
+            line = _line(
+                *_own(text, terminated, inherited if inherited in (LF, CRLF) else majority)
+            )
+        yield line
+        if line.endswith(LF):
+            previous = CRLF if line.endswith(CRLF) else LF
+
+
+def _own(text: str, terminated: bool, ending: str) -> tuple[str, str]:
+    """A line of the new text as content and ending (a CR before its break is the break's)."""
+    return (text.removesuffix("\r"), ending) if terminated else (text, "")
+
+
+def _line(content: str, ending: str) -> str:
+    """Content and ending, where an LF after a CR of the content would merge into CRLF."""
+    if ending == LF and content.endswith("\r"):
+        ending = CRLF
+    return content + ending
+
+
+def _normalised_text(group: Sequence[tuple[str, bool]]) -> str:
+    return "".join(normalize_newlines(text + LF if done else text) for text, done in group)
 
 
 def _uniform(body: str) -> str | None:
@@ -142,11 +176,14 @@ def _raw_lines(body: str) -> tuple[str, ...]:
 
 
 def _split_ending(raw: str) -> tuple[str, str]:
-    """``(content, ending)`` of one raw line; the ending is ``\\r\\n``, ``\\n`` or empty."""
+    """``(content, ending)`` of one raw line: ``\\r\\n``, ``\\n``, or for the last line
+    ``\\r`` (a final lone CR, a break to the checksum) or nothing."""
     if raw.endswith(CRLF):
         return raw[:-2], CRLF
     if raw.endswith(LF):
         return raw[:-1], LF
+    if raw.endswith("\r"):
+        return raw[:-1], "\r"
     return raw, ""
 
 
@@ -177,7 +214,11 @@ def _reused(old: Sequence[tuple[str, str]], new: Sequence[tuple[str, bool]]) -> 
     first: list[int] = []
     for j, (content, ending) in enumerate(old):
         first.append(len(old_pieces))
-        pieces = _normalised(content, bool(ending))
+        pieces = (
+            _normalised(content + "\r", False)
+            if ending == "\r"
+            else _normalised(content, bool(ending))
+        )
         old_pieces.extend(pieces)
         owner.extend([j] * len(pieces))
     counts = []
