@@ -256,7 +256,12 @@ class FileStore:
             if chosen is None:
                 raise self._nowhere(source, follow)
             root = chosen
-        place = walk(self.roots, root, parts, source, follow=follow)
+        try:
+            place = walk(self.roots, root, parts, source, follow=follow)
+        except NotFound:
+            if follow:
+                raise
+            raise self._nowhere(source, existing=False) from None
         try:
             self.plan_names.check(source, [place.name])
         except BaseException:
