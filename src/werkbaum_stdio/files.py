@@ -251,8 +251,8 @@ class FileStore:
         else:
             parts = split_path(source)
             self.plan_names.check(source, parts)
-            probe = self._existing if follow else self._directory
-            chosen = self.roots.candidate(source, functools.partial(probe, parts, source))
+            probe = functools.partial(self._probe, follow, parts, source)
+            chosen = self.roots.candidate(source, probe)
             if chosen is None:
                 raise self._nowhere(source, follow)
             root = chosen
@@ -269,30 +269,22 @@ class FileStore:
             raise
         return place
 
-    def _existing(self, parts: list[str], source: str, root: Path) -> Hashable | None:
-        """Probe of :meth:`Roots.candidate`: the file's identity under ``root``, if any."""
-        try:
-            place = walk(self.roots, root, parts, source, follow=True)
-        except NotFound:
-            return None
-        with place:
-            try:
-                info = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                raise unavailable(source, exc) from None
-            return info.st_dev, info.st_ino
+    def _probe(self, follow: bool, parts: list[str], source: str, root: Path) -> Hashable | None:
+        """Probe of :meth:`Roots.candidate`: what ``source`` is under ``root``, if anything.
 
-    def _directory(self, parts: list[str], source: str, root: Path) -> Hashable | None:
-        """Probe for a create: the identity of the file's directory under ``root``, if any."""
+        For an existing file (``follow``) the file's identity; for a create the
+        identity of its directory (that directory exists there).
+        """
         try:
-            place = walk(self.roots, root, parts, source, follow=False)
+            place = walk(self.roots, root, parts, source, follow=follow)
         except NotFound:
             return None
         with place:
-            info = os.fstat(place.fd)
-            return info.st_dev, info.st_ino, place.name
+            if not follow:
+                info = os.fstat(place.fd)
+                return info.st_dev, info.st_ino, place.name
+            existing = _lstat(place, source)
+            return None if existing is None else (existing.st_dev, existing.st_ino)
 
     def _nowhere(self, source: str, existing: bool) -> NotFound:
         roots = self.roots.describe()
