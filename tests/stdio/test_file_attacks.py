@@ -334,15 +334,15 @@ def as_nobody(store: FileStore, sources: list[str]) -> list[str]:
             os.setgroups([])
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-            outcomes = []
+            seen = []
             for source in sources:
                 try:
                     store.write(source, Base(checksum(PLAN)), [], PLAN + "x\n")
-                    outcomes.append("ok")
+                    seen.append("ok")
                 except WerkbaumError as exc:
                     body = exc.to_json()["error"]
-                    outcomes.append(f"{body['code']}:{body.get('reason')}")
-            os.write(write_end, json.dumps(outcomes).encode())
+                    seen.append(f"{body['code']}:{body.get('reason')}")
+            os.write(write_end, json.dumps(seen).encode())
         finally:
             os._exit(0)
     os.close(write_end)

@@ -31,7 +31,9 @@ from werkbaum_core import (
 )
 from werkbaum_core.text import MAX_TEXT_CHARS
 from werkbaum_stdio import files
+from werkbaum_stdio.confined import Place
 from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
+from werkbaum_stdio.mirror import MirrorFiles
 from werkbaum_stdio.roots import Roots
 from werkbaum_stdio.sources import LocalSources, file_path, file_uri
 
@@ -104,7 +106,7 @@ def test_the_no_replace_rename_and_its_fallback_both_refuse_an_existing_name(
         name = f"raced-{fallback}.werkbaum"
         original = files._lstat
 
-        def raced(place: files.Place, source: str, name: str = name) -> os.stat_result | None:
+        def raced(place: Place, source: str, name: str = name) -> os.stat_result | None:
             plan_file(root, "[ ] #first: First\n", name)  # the other creator wins the race
             return None
 
@@ -227,3 +229,18 @@ def test_a_listed_file_uri_is_a_source(store: FileStore, root: Path) -> None:
     resolved = sources.resolve(uri)
     assert resolved.store is store and resolved.key == "my plans/a%b.werkbaum"
     assert store.read(resolved.key).text == PLAN
+
+
+def test_a_mirror_file_is_used_as_configured_whatever_its_name(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    document = "https://werkbaum.example/api/v1/documents/0b7e3a52-5d0c-4a51-9a37-3f1c2f0e9c11"
+    mirror = root / "roadmap.txt"  # not a plan name, and it need not exist yet
+    monkeypatch.chdir("/")
+    files_of_mirrors = MirrorFiles(base=Path("/"), documents={mirror: document})
+    sources = LocalSources(store, documents=None, mirror_files=files_of_mirrors)  # type: ignore[arg-type]
+    for spelling in ("roadmap.txt", str(mirror), "werkbaum://file/roadmap.txt"):
+        resolved = sources.resolve(spelling)
+        assert (resolved.key, resolved.redirected_to) == (document, document), spelling
+    with pytest.raises(ForbiddenSource, match="not a plan file"):
+        store.read("roadmap.txt")  # as a plain file source it is no plan
