@@ -72,11 +72,6 @@ class Place:
     def path(self) -> Path:
         return self.root.joinpath(*self.parts, self.name)
 
-    @property
-    def relative(self) -> str:
-        """The entry's path below its root, with ``/``."""
-        return "/".join((*self.parts, self.name))
-
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)

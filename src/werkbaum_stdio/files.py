@@ -220,8 +220,19 @@ class FileStore:
     ) -> PlanPage:
         """One page of the plan files under the roots, in a stable order.
 
-        See :func:`werkbaum_stdio.plan_list.list_page` for the order, the
-        cursor, what is skipped and the bounds.
+        For ``resources/list`` and ``werkbaum_list``: call with ``cursor=None``,
+        then with the page's ``next_cursor`` until it is None. Each
+        :class:`~werkbaum_stdio.plan_list.PlanEntry` has ``source`` (relative
+        to its root, absolute when another root has the same relative path —
+        what to pass back as a source, or as ``werkbaum://file/`` +
+        :func:`werkbaum_stdio.sources.file_uri`), ``path`` and ``lines`` (the
+        line count a read reports; None with ``lines=False``, or for a file over
+        the size limit). ``limit`` (default 100) is clamped to 1…1,000; at most
+        ``max_dirs`` directories are opened per call, and a page the bound cut
+        short still has a ``next_cursor``. The cursor is opaque (a position,
+        not an offset: plans added or removed elsewhere neither repeat nor skip
+        the rest); one this server did not make is ``invalid_argument``. Order,
+        skipped entries and bounds: :mod:`werkbaum_stdio.plan_list`.
         """
         return plan_list.list_page(
             self.roots,
