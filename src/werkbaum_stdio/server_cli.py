@@ -44,6 +44,12 @@ def serve(
         list[str] | None,
         typer.Option("--mirror", help="DOCUMENT=FILE: commit each agent write to FILE in git."),
     ] = None,
+    plan_glob: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plan-glob", help="More file names that are plans, e.g. '*.plan' (repeatable)."
+        ),
+    ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
     ] = None,
@@ -74,6 +80,7 @@ def serve(
         roots=roots,
         servers=tuple(server or ()),
         mirrors=tuple(mirror or ()),
+        plan_globs=tuple(plan_glob or ()),
         name=name,
         read_only=read_only,
         engine=engine,
@@ -102,7 +109,7 @@ def serve(
         typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
     try:
         app = build_server(config, lazy)
-    except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
+    except WerkbaumError as exc:  # a bad --mirror (not a document, not in git), --plan-glob
         fail(exc.message, EXIT_UNREADABLE)
     anyio.run(serve_stdio, app)
 
