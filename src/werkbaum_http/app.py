@@ -92,7 +92,9 @@ def create_app(
     # What the app creates it also closes; an engine or store passed in stays the caller's.
     owned_engine = engine is None
     owned_store = store is None
-    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
+    engine = engine or LazyEngine(
+        choose_executor(config.engine, frontend=config.frontend), config.frontend
+    )
     store = store or DocumentStore(config.servers, allow_any_host=False)
     sources = DocumentSources(store)
     guide = guide_for(config.frontend)

@@ -21,5 +21,6 @@ from __future__ import annotations
 
 DUKPY_WARNING = (
     "engine dukpy holds the GIL during each JS call, so a long analysis stalls this "
-    "worker's other requests; install node (the default when present) or run --workers N"
+    "worker's other requests; install werkbaum-mcp[v8] or node (preferred when present) "
+    "or run --workers N"
 )

@@ -33,7 +33,7 @@ EngineOption = Annotated[
     str | None,
     typer.Option(
         "--engine",
-        help="JS executor: auto (default: node when installed, else dukpy), node, dukpy.",
+        help="JS executor: auto (v8 if installed, else node, else dukpy), v8, node, dukpy.",
     ),
 ]
 FrontendOption = Annotated[
@@ -50,7 +50,7 @@ def fail(message: str, code: int) -> NoReturn:
 
 def _engine(engine: str | None, frontend: str | None) -> Engine:
     try:
-        return Engine.create(choose_executor(engine), frontend)
+        return Engine.create(choose_executor(engine, frontend=frontend), frontend)
     except WerkbaumError as exc:
         fail(exc.message, EXIT_UNREADABLE)
 

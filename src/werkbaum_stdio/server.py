@@ -106,7 +106,9 @@ def _display_path(path: Path, roots: Roots) -> str:
 
 
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> WerkbaumServer:
-    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
+    engine = engine or LazyEngine(
+        choose_executor(config.engine, frontend=config.frontend), config.frontend
+    )
     files = FileStore(config.roots)
     documents = DocumentStore(config.servers, allow_any_host=True)
     mirrors = build_mirrors(config.mirrors, documents, config.roots)
