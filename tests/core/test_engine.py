@@ -168,3 +168,8 @@ def test_cached_analyses_are_fresh_copies_per_call(engine: Engine) -> None:
     assert engine.analyze_json(text, include=["path"]).keys() == {"path"}
     assert engine.analyze_json(text, id="a")["tree"][0]["label"] == "A"
     assert engine.analyze_json(text.replace("(M)", "(L)"))["tree"][0]["children"][1]["size"] == "L"
+
+
+def test_a_lone_surrogate_in_the_text_crosses_every_executor(engine: Engine) -> None:
+    # Valid JSON from a client (JSON.stringify emits it), not valid UTF-8.
+    assert engine.analyze_json("- [ ] A \ud800 B")["tree"][0]["label"] == "A \ud800 B"

@@ -27,7 +27,7 @@ import json
 import re
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
@@ -49,10 +49,10 @@ _FAILED = "\x00"
 _HOST = """\
 globalThis.__wbFailure = (err) =>
   '\\u0000' + String(err && err.message !== undefined ? err.name + ': ' + err.message : err);
-globalThis.__wbCall = (entry, options, text) => {
+globalThis.__wbEntry = (entry) => (text, options) => {
   try {
-    const payload = JSON.parse(options);
-    if (text !== undefined) payload.text = text;
+    const payload = options === undefined ? {} : JSON.parse(options);
+    if (text !== null) payload.text = text;
     const result = globalThis.werkbaum[entry](payload);
     return globalThis.werkbaumToJSON(result === undefined ? null : result);
   } catch (err) {
@@ -69,7 +69,9 @@ globalThis.__wbLoad = (name) => {
 };
 """
 """Entry calls and module loads answer failures as text, so that a JS exception
-never becomes a mini-racer exception (whose message is a stack dump)."""
+never becomes a mini-racer exception (whose message is a stack dump). An entry is
+called through a function of its own with one or two arguments: each argument is a
+round trip into the isolate, cheaper than JSON-encoding a large text into code."""
 
 _open: weakref.WeakSet[V8Executor] = weakref.WeakSet()
 
@@ -104,13 +106,13 @@ class V8Executor:
         self._heap_limit = heap_limit
         self._lock = threading.Lock()
         self._ctx: MiniRacer | None = None
-        self._call: JSFunction | None = None
+        self._entries: dict[str, JSFunction] = {}
         with self._lock:
             self._start()
             _open.add(self)
 
     def _start(self) -> None:
-        from py_mini_racer import JSFunction, JSParseException
+        from py_mini_racer import JSParseException
 
         ctx = _new_context()
         try:
@@ -130,9 +132,7 @@ class V8Executor:
                 failure = ctx.eval(f"__wbLoad({json.dumps(entry)})", timeout_sec=START_TIMEOUT)
                 if failure:
                     raise EngineError(f"loading {entry} failed: {str(failure)[1:]}")
-            call = ctx.eval("__wbCall")
-            assert isinstance(call, JSFunction)
-            self._call = call
+            self._entries = {}
         except BaseException as exc:
             ctx.close()
             if isinstance(exc, EngineError):
@@ -156,18 +156,17 @@ class V8Executor:
         return self._ctx
 
     def call_text(self, entry: str, payload: JSON) -> str:
-        from py_mini_racer import JSOOMException, JSTimeoutException, JSUndefined
+        from py_mini_racer import JSOOMException, JSTimeoutException
 
-        text: Any = JSUndefined
+        text: str | None = None
         if isinstance(payload, dict) and _crosses_as_string(payload.get("text")):
             text = payload["text"]
             payload = {k: v for k, v in payload.items() if k != "text"}
-        options = json.dumps(payload)
+        args: tuple[str | None, ...] = (text, json.dumps(payload)) if payload else (text,)
         with self._lock:
             ctx = self._context()
-            assert self._call is not None
             try:
-                answer = self._call(entry, options, text, timeout_sec=self._timeout)
+                answer = self._entry(ctx, entry)(*args, timeout_sec=self._timeout)
             except JSTimeoutException:
                 self._discard()
                 raise EngineTimeout(
@@ -190,6 +189,16 @@ class V8Executor:
             raise EngineError(answer[1:], entry=entry)
         return answer
 
+    def _entry(self, ctx: MiniRacer, entry: str) -> JSFunction:
+        from py_mini_racer import JSFunction
+
+        function = self._entries.get(entry)
+        if function is None:
+            made = ctx.eval(f"__wbEntry({json.dumps(entry)})")
+            assert isinstance(made, JSFunction)
+            function = self._entries[entry] = made
+        return function
+
     def _discard(self) -> None:
         """Drop the context (after an aborted call: the next call starts a fresh one).
 
@@ -197,7 +206,7 @@ class V8Executor:
         trivial evaluation first lets that report arrive while the context's event
         loop still runs (closing earlier makes mini-racer's callback fail).
         """
-        ctx, self._ctx, self._call = self._ctx, None, None
+        ctx, self._ctx, self._entries = self._ctx, None, {}
         if ctx is None:
             return
         with contextlib.suppress(Exception):
