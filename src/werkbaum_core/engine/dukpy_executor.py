@@ -40,7 +40,7 @@ MAX_LINES = 40_000
 """Lines of plan text the dukpy executor admits. A fresh interpreter analysed plans of
 typical lines (a status, an id, a size, an owner, a reference) up to ~47,000 lines,
 bare one-word nodes up to ~82,000; plans whose every line raises warnings run out of
-memory earlier (~26,000 lines with five warnings each) and get the out-of-memory error
+memory earlier (~23,000 lines with five warnings each) and get the out-of-memory error
 below. Measurements in docs/engine-contract.md."""
 
 _AT = re.compile(r"^\s+at (?:.*\()?(?:.*/)?([^/()]+):(\d+):\d+\)?$", re.M)
