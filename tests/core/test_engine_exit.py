@@ -148,17 +148,24 @@ def test_a_stdio_session_leaves_nothing_behind(
     assert leftovers(tmp) == []
 
 
+def checkout_with_parser(project: Path, parser: str) -> Path:
+    """A checkout-like directory whose parser.js is ``parser``."""
+    checkout = project / "frontend-src"
+    checkout.mkdir()
+    (checkout / "parser.js").write_text(parser, encoding="utf-8")
+    return checkout
+
+
+BUNDLED_PARSER = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("kind", EXECUTORS)
 def test_an_engine_that_fails_to_start_leaves_nothing_behind(
     kind: str, places: tuple[Path, Path]
 ) -> None:
     tmp, project = places
-    checkout = project / "frontend-src"
-    checkout.mkdir()
-    parser = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
-    (checkout / "parser.js").write_text(
-        parser.replace("export function sizeMin", "function sizeMin")
-    )
+    older = BUNDLED_PARSER.replace("export function sizeMin", "function sizeMin")
+    checkout = checkout_with_parser(project, older)
     session = StdioSession(kind, tmp, project, "--frontend", str(checkout))
     assert wait(session.process) != 0
     assert session.process.stderr is not None
@@ -174,11 +181,8 @@ def test_a_signal_during_the_engine_load_leaves_nothing_behind(
     # node and dukpy load from a private copy of the modules; a checkout whose parser
     # takes seconds to load holds that copy open while the signal arrives.
     tmp, project = places
-    checkout = project / "frontend-src"
-    checkout.mkdir()
-    parser = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
     slow = "const until = Date.now() + 4000;\nwhile (Date.now() < until) {}\n"
-    (checkout / "parser.js").write_text(slow + parser, encoding="utf-8")
+    checkout = checkout_with_parser(project, slow + BUNDLED_PARSER)
     session = StdioSession(kind, tmp, project, "--frontend", str(checkout))
     deadline = time.monotonic() + DEADLINE
     while not leftovers(tmp) and time.monotonic() < deadline:

@@ -17,6 +17,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -64,6 +65,7 @@ REPLACEABLE = (*REQUIRED_EXPORTS, "render.js")
 """Modules a checkout may supply; the facade and the executor hosts always come from us."""
 
 
+@cache
 def bundled_dir() -> Path:
     """The package's own ``js`` directory (a real directory: the wheel is unzipped)."""
     return Path(str(resources.files("werkbaum_core") / "js"))

@@ -101,20 +101,26 @@ class V8Executor:
     ) -> None:
         if not available():
             raise EngineError("the v8 executor needs the v8 extra: pip install 'werkbaum-mcp[v8]'")
-        self._linked = link(program.locate, program.entries)
+        # V8 starts on a thread of its own while the modules are linked here.
+        starting = _ContextStart()
+        try:
+            self._linked = link(program.locate, program.entries)
+        except BaseException:
+            starting.result().close()
+            raise
         self._timeout = timeout
         self._heap_limit = heap_limit
         self._lock = threading.Lock()
         self._ctx: MiniRacer | None = None
         self._entries: dict[str, JSFunction] = {}
         with self._lock:
-            self._start()
+            self._start(starting.result())
             _open.add(self)
 
-    def _start(self) -> None:
+    def _start(self, ctx: MiniRacer | None = None) -> None:
         from py_mini_racer import JSParseException
 
-        ctx = _new_context()
+        ctx = ctx or _ContextStart().result()
         try:
             v8_limit = int(ctx.heap_stats()["heap_size_limit"])
             self._heap_limit = min(self._heap_limit, v8_limit * 3 // 4)
@@ -219,30 +225,34 @@ class V8Executor:
             _open.discard(self)
 
 
-def _new_context() -> MiniRacer:
-    """A context with an event loop of its own.
+class _ContextStart:
+    """A context being made on a thread without an event loop, so that it gets its own.
 
     mini-racer binds a new context to the asyncio loop running in the creating
     thread, if any; calls made from that loop's thread would then run without a
-    time limit. Created in a thread without a loop, it always gets its own.
+    time limit. (Importing mini-racer and starting V8 also take a while, which
+    the caller spends linking.)
     """
-    from py_mini_racer import MiniRacer
 
-    made: list[MiniRacer] = []
-    failed: list[BaseException] = []
+    def __init__(self) -> None:
+        self._made: list[MiniRacer] = []
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._create, name="werkbaum-v8-start")
+        self._thread.start()
 
-    def create() -> None:
+    def _create(self) -> None:
         try:
-            made.append(MiniRacer())
-        except BaseException as exc:
-            failed.append(exc)
+            from py_mini_racer import MiniRacer
 
-    thread = threading.Thread(target=create, name="werkbaum-v8-start")
-    thread.start()
-    thread.join()
-    if failed:
-        raise EngineError(f"the v8 executor could not start: {_first_line(failed[0])}")
-    return made[0]
+            self._made.append(MiniRacer())
+        except BaseException as exc:
+            self._failed.append(exc)
+
+    def result(self) -> MiniRacer:
+        self._thread.join()
+        if self._failed:
+            raise EngineError(f"the v8 executor could not start: {_first_line(self._failed[0])}")
+        return self._made[0]
 
 
 def _crosses_as_string(text: object) -> bool:
