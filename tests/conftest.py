@@ -4,6 +4,7 @@ per executor, and the reproducible Hypothesis profile."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,11 +25,19 @@ CONFORMANCE_JS = REPO / "tests" / "js" / "conformance.js"
 
 settings.register_profile("repro", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.register_profile("explore", deadline=None, print_blob=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repro"))
-"""Property tests are reproducible by default: the same examples on every run and no
-example database (so ``.hypothesis/`` is never written and a failure found once cannot
-make every later run fail). ``HYPOTHESIS_PROFILE=explore`` searches at random, with the
-database, for a local hunt; a failure it finds is pinned as an ``@example``."""
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "repro")
+"""Property tests are reproducible by default: the same examples on every run, no example
+database, nothing written to ``.hypothesis/`` (so a failure found once cannot make every
+later run fail). ``HYPOTHESIS_PROFILE=explore`` searches at random, with the database in
+``.hypothesis/``, for a local hunt; a failure it finds is pinned as an ``@example``."""
+settings.load_profile(HYPOTHESIS_PROFILE)
+if HYPOTHESIS_PROFILE == "repro":
+    # Hypothesis also caches the constants it mines from source files under
+    # ``.hypothesis/``; keep even that out of the checkout.
+    os.environ.setdefault(
+        "HYPOTHESIS_STORAGE_DIRECTORY",
+        str(Path(tempfile.gettempdir()) / f"werkbaum-mcp-hypothesis-{os.getuid()}"),
+    )
 
 
 def fixture_plans() -> list[Path]:

@@ -60,3 +60,12 @@ def coupled_closure_plan(groups: int = 14, filler: int = 2000) -> str:
     for s in range(3):
         lines.append(f"    - [ ] #shared{s}: Shared {s} (L)")
     return "\n".join(lines) + "\n"
+
+
+def nested_plan(levels: int) -> str:
+    """One chain of ``levels`` nodes, each a level deeper (``#n<i>``), in as few
+    characters as the notation allows: width i is i // 2 tabs (two columns each) plus
+    a space, so 2,000 levels take ~1 M characters and fit the text limit."""
+    return "\n".join(
+        "\t" * (i // 2) + " " * (i % 2) + f"- [ ] #n{i}: Level {i}" for i in range(levels)
+    )

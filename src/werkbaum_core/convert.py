@@ -8,7 +8,19 @@ from typing import Any
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from werkbaum_core.model import AssigneeLoads, Node, Number, Overload, Path, Warning
+from werkbaum_core.model import (
+    AssigneeLoads,
+    Cut,
+    Hidden,
+    Matches,
+    Node,
+    Number,
+    Overload,
+    Path,
+    Stations,
+    Summary,
+    Warning,
+)
 
 _WARNING_CORE = ("type", "line", "text", "structural")
 
@@ -56,18 +68,30 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(Warning, _structure_warning)
     converter.register_unstructure_hook(Warning, _unstructure_warning)
 
-    node_renames = _renames(Node)
-    converter.register_structure_hook(Node, make_dict_structure_fn(Node, converter, **node_renames))
-    converter.register_unstructure_hook(
-        Node,
-        make_dict_unstructure_fn(Node, converter, _cattrs_omit_if_default=True, **node_renames),
-    )
-    for cls in (AssigneeLoads, Overload, Path):
+    # Nodes and summaries leave out every field at its default (spec §5.1).
+    for lean in (Node, Summary):
+        renames = _renames(lean)
+        converter.register_structure_hook(lean, make_dict_structure_fn(lean, converter, **renames))
+        converter.register_unstructure_hook(
+            lean,
+            make_dict_unstructure_fn(lean, converter, _cattrs_omit_if_default=True, **renames),
+        )
+    # Parts are generated after the types they contain: cattrs binds nested hooks then.
+    for cls in (AssigneeLoads, Overload, Stations, Matches, Cut, Hidden):
         renames = _renames(cls)
         converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
         converter.register_unstructure_hook(
             cls, make_dict_unstructure_fn(cls, converter, **renames)
         )
+    # The path always carries its lists and loads; only a missing overload is left out.
+    path_fields = {
+        **_renames(Path),
+        "overloaded_assignee": override(rename="overloadedAssignee", omit_if_default=True),
+    }
+    converter.register_structure_hook(Path, make_dict_structure_fn(Path, converter, **path_fields))
+    converter.register_unstructure_hook(
+        Path, make_dict_unstructure_fn(Path, converter, **path_fields)
+    )
     return converter
 
 

@@ -67,3 +67,17 @@ class ModuleSetError(WerkbaumError):
     """A module set cannot be used (missing file or export); raised at start-up."""
 
     code = "module_set"
+
+
+def from_json(body: dict[str, Any]) -> WerkbaumError:
+    """The typed error for an engine entry's answer ``{"code", "message", …details}``.
+
+    Entries answer an agent's mistake (an unknown id, a text over the limit) as
+    data, so that details such as ``didYouMean`` cross the executor boundary.
+    """
+    classes: dict[str, type[WerkbaumError]] = {
+        cls.code: cls for cls in (InvalidArgument, NotFound, TooLarge)
+    }
+    code = str(body.get("code"))
+    details = {k: v for k, v in body.items() if k not in ("code", "message")}
+    return classes.get(code, EngineError)(str(body.get("message") or code), **details)

@@ -37,6 +37,8 @@ class Node:
     taiga_slug: str | None = None
     ticket_ref: str | None = None
     children: tuple[Node, ...] = ()
+    descendants: int = 0
+    """Set where a depth cut took the children away: how many nodes are below."""
 
     @property
     def ref(self) -> str:
@@ -94,13 +96,95 @@ class Path:
     overloaded_assignee: Overload | None = None
 
 
+@attrs.frozen(kw_only=True)
+class Summary:
+    """A node in a list (stations, matches): enough to pick it and to act on it."""
+
+    ref: str
+    """``#id``, or ``L<line>`` for a node without an id; ``id`` accepts either."""
+    line: int
+    label: str
+    status: str | None = None
+    effective_status: str | None = None
+    size: str | None = None
+    assumed_size: str | None = None
+    assignees: tuple[str, ...] = ()
+    """The node's own ``@person`` tags."""
+
+
 @attrs.frozen
+class Stations:
+    """The cheapest path's open front (notation §13.3) in document order."""
+
+    exact: bool = True
+    nodes: tuple[Summary, ...] = ()
+
+
+@attrs.frozen
+class Matches:
+    """The nodes a ``find`` matched: the first ``MAX_MATCHES`` of ``total``."""
+
+    total: int = 0
+    nodes: tuple[Summary, ...] = ()
+
+
+@attrs.frozen
+class Cut:
+    """The tree stops at level ``depth``; ``nodes`` nodes there carry ``descendants``."""
+
+    depth: int
+    nodes: int
+
+
+@attrs.frozen
+class Hidden:
+    """What ``hide_done`` left out: done, in-production or discarded subtrees."""
+
+    subtrees: int
+    nodes: int
+
+
+@attrs.frozen(kw_only=True)
+class View:
+    """How an analysis is shaped beyond ``id`` and ``include`` (the inspect options).
+
+    Part of the analysis cache key, so every field is hashable.
+    """
+
+    find: str | None = None
+    """Nodes whose label, id and tags contain every word, case-insensitive."""
+    depth: int | None = None
+    """Tree levels below the roots (or the ``id`` node); deeper nodes are cut."""
+    hide_done: bool = False
+    """Leave out subtrees whose effective status is done, in production or discarded."""
+    max_depth: int | None = None
+    """A nesting limit of the caller's transport; it cuts like ``depth``."""
+
+    def payload(self) -> dict[str, Any]:
+        """The facade's names for the options that are set."""
+        out: dict[str, Any] = {}
+        if self.find is not None:
+            out["find"] = self.find
+        if self.depth is not None:
+            out["depth"] = self.depth
+        if self.hide_done:
+            out["hideDone"] = True
+        if self.max_depth is not None:
+            out["maxDepth"] = self.max_depth
+        return out
+
+
+@attrs.frozen(kw_only=True)
 class Analysis:
-    """What ``werkbaum_inspect`` reports; parts left out by ``include`` are None."""
+    """What ``werkbaum_inspect`` reports; parts not asked for are None."""
 
     tree: tuple[Node, ...] | None = None
     warnings: tuple[Warning, ...] | None = None
     path: Path | None = None
+    stations: Stations | None = None
+    matches: Matches | None = None
+    cut: Cut | None = None
+    hidden: Hidden | None = None
 
     def nodes(self) -> list[Node]:
         """Every node of the tree in document order."""

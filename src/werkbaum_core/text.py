@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
+from werkbaum_core.errors import TooLarge
+
 MAX_TEXT_CHARS = 2_000_000
 """The backend's text limit; the engine refuses larger inputs before any JS runs."""
 
@@ -21,3 +23,18 @@ def checksum(text: str) -> str:
     """``sha256:`` + hex digest over the UTF-8 of the LF-normalised text."""
     digest = hashlib.sha256(normalize_newlines(text).encode("utf-8")).hexdigest()
     return f"sha256:{digest}"
+
+
+def check_text_size(text: str, what: str = "text") -> None:
+    """Refuse texts over the backend's limit before any JS runs (dukpy has no timeout)."""
+    check_size(len(text), what)
+
+
+def check_size(size: int, what: str = "text") -> None:
+    """``TooLarge`` for a plan of ``size`` characters over the limit: one condition, one code."""
+    if size > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"{what} has {size:,} characters; the limit is {MAX_TEXT_CHARS:,}",
+            limit=MAX_TEXT_CHARS,
+            size=size,
+        )

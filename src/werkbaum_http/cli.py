@@ -25,6 +25,7 @@ from werkbaum_http.config import (
     Tokens,
 )
 from werkbaum_http.engine import DUKPY_WARNING
+from werkbaum_stdio.server_options import version_option
 
 PROG = "werkbaum-mcp-http"
 EXIT_CONFIG = 2
@@ -96,6 +97,7 @@ def serve(
             "--max-concurrent", min=1, help="MCP requests in flight per worker before 503."
         ),
     ] = DEFAULT_MAX_CONCURRENT,
+    version: Annotated[bool, version_option(PROG)] = False,
 ) -> None:
     """Serve MCP at http://HOST:PORT/mcp (stateless, JSON responses); /healthz is open.
 

@@ -1,174 +1,314 @@
 """The human command line: ``werkbaum check``, ``werkbaum inspect`` and ``werkbaum mirror``.
 
-``check`` is made for CI and pre-commit hooks: compiler-style diagnostics,
-exit 1 when a structural warning is present (any warning with ``--strict``),
-exit 2 when a file cannot be read.
+``check`` behaves like the linters people already run in terminals, pre-commit
+and CI: every file is checked on its own (an unreadable one is one diagnostic,
+not the end of the run), ``file:line:col: severity type: message`` lines or a
+machine format, a summary on stderr, and the exit status of the worst file:
+0 clean, 1 a structural warning (any warning with ``--strict``), 2 a file that
+could not be read or analysed.
+
+Built on click directly, so ``--help`` shows exactly the metavariables and
+examples written here.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Any, NoReturn
 
-import typer
+import click
 
-from werkbaum_core import Engine, WerkbaumError
+from werkbaum_core import Engine, WerkbaumError, __version__
 from werkbaum_core.convert import converter
-from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.report import diagnostic, inspect_report
-
-EXIT_WARNINGS = 1
-EXIT_UNREADABLE = 2
-
-app = typer.Typer(
-    name="werkbaum",
-    help="Check and inspect Werkbaum plans exactly as the editor reads them.",
-    no_args_is_help=True,
-    add_completion=False,
+from werkbaum_core.engine import EXECUTORS, LazyEngine, choose_executor
+from werkbaum_stdio import diagnostics as diag
+from werkbaum_stdio.formats import RENDERERS
+from werkbaum_stdio.planfiles import (
+    DEFAULT_PATTERNS,
+    STDIN,
+    PlanArg,
+    Unreadable,
+    expand,
+    read_plan,
 )
-
-EngineOption = Annotated[
-    str | None,
-    typer.Option(
-        "--engine",
-        help="JS executor: auto (v8 if installed, else node, else dukpy), v8, node, dukpy.",
-    ),
-]
-FrontendOption = Annotated[
-    str | None,
-    typer.Option("--frontend", help="A Werkbaum checkout's frontend/src to load modules from."),
-]
-
-
-def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, then exit with ``code``."""
-    typer.echo(f"werkbaum: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def _engine(engine: str | None, frontend: str | None) -> Engine:
-    try:
-        return Engine.create(choose_executor(engine, frontend=frontend), frontend)
-    except WerkbaumError as exc:
-        fail(exc.message, EXIT_UNREADABLE)
-
-
-def _read(path: Path) -> str:
-    """The plan's text, or exit 2 with the reason (missing, a directory, not UTF-8)."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        fail(f"{path}: not UTF-8 text (byte {exc.start})", EXIT_UNREADABLE)
-    except OSError as exc:
-        fail(f"{path}: {exc.strerror or exc}", EXIT_UNREADABLE)
-
-
-@app.command()
-def check(
-    files: Annotated[list[Path], typer.Argument(help="Plan files to check.", show_default=False)],
-    strict: Annotated[
-        bool, typer.Option(help="Exit 1 on any warning, not only structural ones.")
-    ] = False,
-    engine: EngineOption = None,
-    frontend: FrontendOption = None,
-) -> None:
-    """Print every warning as FILE:LINE: TYPE: TEXT; exit 1 if the notation is broken."""
-    texts = {path: _read(path) for path in files}
-    failed = False
-    with _engine(engine, frontend) as eng:
-        for path, text in texts.items():
-            try:
-                warnings = eng.analyze(text, include=["warnings"]).warnings or ()
-            except WerkbaumError as exc:
-                fail(f"{path}: {exc.message}", EXIT_UNREADABLE)
-            for warning in warnings:
-                typer.echo(diagnostic(str(path), warning))
-                failed = failed or warning.structural or strict
-    raise typer.Exit(EXIT_WARNINGS if failed else 0)
-
-
-@app.command()
-def inspect(
-    file: Annotated[Path, typer.Argument(help="The plan file.", show_default=False)],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
-    node: Annotated[str | None, typer.Option("--id", help="Only the subtree of this id.")] = None,
-    engine: EngineOption = None,
-    frontend: FrontendOption = None,
-) -> None:
-    """Show the tree with status, effective status, sizes and the cheapest path's stations."""
-    text = _read(file)
-    with _engine(engine, frontend) as eng:
-        try:
-            analysis = eng.analyze(text, id=node)
-        except WerkbaumError as exc:
-            fail(f"{file}: {exc.message}", EXIT_UNREADABLE)
-    if as_json:
-        payload = converter.unstructure(analysis)
-        typer.echo(
-            json.dumps(
-                {k: v for k, v in payload.items() if v is not None}, ensure_ascii=False, indent=2
-            )
-        )
-    else:
-        typer.echo("\n".join(inspect_report(str(file), analysis)))
-
+from werkbaum_stdio.report import inspect_report
+from werkbaum_stdio.terminal import MIN_WIDTH, use_colour, width
 
 EXIT_MIRROR_FETCH = 1
 EXIT_MIRROR_USAGE = 2
 EXIT_MIRROR_GIT = 3
-"""``werkbaum mirror`` exits as ``pull-doc`` (documents-api §11.4): 0 written, committed or
-unchanged; 1 the fetch failed or the answer is no document; 2 usage; 3 (``pull-doc``: git's own
-code) writing the file or git failed."""
+"""``werkbaum mirror``: 0 written, committed or unchanged; 1 the fetch failed or the answer
+is no document; 2 usage; 3 writing the file or git failed (documents-api §11.4)."""
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@app.command()
-def mirror(
-    document: Annotated[
-        str,
-        typer.Argument(
-            help="Document URL, ?live= share link, or a bare uuid (with --server).",
-            show_default=False,
-        ),
-    ],
-    file: Annotated[
-        Path, typer.Argument(help="The mirror file (the whole server text).", show_default=False)
-    ],
-    git_commit: Annotated[
-        bool,
-        typer.Option("--git-commit", help="Commit the file (only it), with who changed what."),
-    ] = False,
-    server: Annotated[
-        list[str] | None,
-        typer.Option("--server", help="Backend for bare uuids (repeatable; the first counts)."),
-    ] = None,
+def version(func: Any) -> Any:
+    """``--version`` on a command: ``werkbaum VERSION``."""
+    return click.version_option(
+        __version__, "--version", prog_name="werkbaum", message="%(prog)s %(version)s"
+    )(func)
+
+
+def engine_options(func: Any) -> Any:
+    """``--engine`` and ``--frontend``, as the servers take them."""
+    func = click.option(
+        "--frontend",
+        metavar="DIR",
+        help="Load the notation modules from a Werkbaum checkout's frontend/src.",
+    )(func)
+    return click.option(
+        "--engine",
+        metavar="NAME",
+        help="JS executor: auto (v8 if installed, else node, else dukpy) or one of "
+        f"{', '.join(EXECUTORS)}; default: $WERKBAUM_ENGINE, else auto.",
+    )(func)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, then exit with ``code``."""
+    click.echo(f"werkbaum: {message}", err=True)
+    sys.exit(code)
+
+
+def _start(engine: str | None, frontend: str | None) -> LazyEngine:
+    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
+    try:
+        lazy.get()
+    except WerkbaumError as exc:
+        fail(exc.message, diag.EXIT_UNREADABLE)
+    return lazy
+
+
+@click.group(context_settings=CONTEXT)
+@version
+def app() -> None:
+    """Check and inspect Werkbaum plans exactly as the editor reads them.
+
+    \b
+    Examples:
+      werkbaum check plans/
+      werkbaum inspect plan.werkbaum
+      werkbaum mirror https://werkbaum.example.org/api/v1/documents/UUID plan.werkbaum
+    """
+
+
+@app.command(context_settings=CONTEXT, short_help="Check plans like a linter; exit 1 if broken.")
+@click.argument("files", nargs=-1, metavar="[FILE|DIR|-]…")
+@click.option(
+    "--strict/--no-strict",
+    default=False,
+    show_default=True,
+    help="Exit 1 on any warning, not only on structural ones.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(RENDERERS)),
+    default="text",
+    show_default=True,
+    help="text: FILE:LINE:COL lines; json: one document; github: Actions annotations; "
+    "sarif: SARIF 2.1.0 for code scanning.",
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print the diagnostics only: no summary, no notes."
+)
+@click.option(
+    "--plan-glob",
+    "globs",
+    multiple=True,
+    metavar="PATTERN",
+    help="Also take these file names in directories (repeatable; *.werkbaum always).",
+)
+@click.option(
+    "--stdin-filename",
+    default="<stdin>",
+    show_default=True,
+    metavar="NAME",
+    help="The name that diagnostics of - (standard input) carry.",
+)
+@engine_options
+@version
+def check(
+    files: Sequence[str],
+    strict: bool,
+    fmt: str,
+    quiet: bool,
+    globs: Sequence[str],
+    stdin_filename: str,
+    engine: str | None,
+    frontend: str | None,
 ) -> None:
-    """Mirror a shared document into FILE, for cron (pull-doc --git-commit --with-history).
+    """Check plans: one line per warning, exit 1 if the notation is broken.
 
-    Writes FILE only if it differs; with --git-commit commits it unless it is
-    committed as is. Exit 0 written/committed/unchanged, 1 fetch failed, 2 usage,
-    3 file or git failed.
+    A DIR stands for every plan file below it (hidden folders such as .git
+    are skipped), - for standard input. Each file is checked on its own; one
+    that cannot be read is reported and the others are still checked.
+
+    \b
+    Severity: error for structural warnings (the text is read differently
+    from what was meant), warning for content warnings (findings about the
+    plan). Exit status: 0 clean, 1 an error (any warning with --strict),
+    2 a file that could not be read or analysed. No files: exit 0.
+
+    \b
+    Examples:
+      werkbaum check plans/
+      werkbaum check --strict --format github $(git ls-files '*.werkbaum')
+      cat plan.werkbaum | werkbaum check --stdin-filename plan.werkbaum -
+    """
+    plans = expand(files, DEFAULT_PATTERNS + tuple(globs), stdin_filename)
+    found: list[diag.Diagnostic] = []
+    engines: LazyEngine | None = None
+    try:
+        for plan in plans:
+            try:
+                text = read_plan(plan)
+            except Unreadable as exc:
+                found.append(diag.failure(plan.name, diag.UNREADABLE, exc.reason))
+                continue
+            engines = engines or _start(engine, frontend)
+            found += _check_text(plan.name, text, engines.get())
+    finally:
+        if engines is not None:
+            engines.close()
+    colour = fmt == "text" and use_colour(sys.stdout)
+    click.echo(RENDERERS[fmt](found, colour), nl=False, color=colour)
+    if not quiet:
+        note = diag.summary(found, len(plans)) if plans else "werkbaum: no plan files to check"
+        click.echo(note, err=True)
+    sys.exit(diag.worst_exit(found, strict))
+
+
+def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
+    try:
+        analysis = engine.analyze(text, include=["tree", "warnings"])
+    except WerkbaumError as exc:
+        return [diag.failure(name, diag.NOT_ANALYSED, exc.message)]
+    return diag.from_analysis(name, text, analysis)
+
+
+@app.command(context_settings=CONTEXT, short_help="Show a plan's tree, cheapest path and loads.")
+@click.argument("file", metavar="FILE|-")
+@click.option("--json", "as_json", is_flag=True, help="Print the engine's analysis as JSON.")
+@click.option("--id", "node", metavar="ID", help="Only the subtree of this id, with its own loads.")
+@click.option(
+    "--width",
+    "columns",
+    type=int,
+    metavar="N",
+    help=f"Fit the output to N columns, at least {MIN_WIDTH} "
+    "(default: $COLUMNS, else the terminal, else 80).",
+)
+@engine_options
+@version
+def inspect(
+    file: str,
+    as_json: bool,
+    node: str | None,
+    columns: int | None,
+    engine: str | None,
+    frontend: str | None,
+) -> None:
+    """Show the tree: gates, status, effective status, sizes, dependencies, stations.
+
+    Each child shows its gate (- all of, | any of, = exactly one, + optional),
+    then its status box; then the cheapest path, its stations (the open front)
+    and the load per person in size points, and the warnings. A key explains
+    the marks at the end.
+
+    \b
+    Examples:
+      werkbaum inspect plan.werkbaum
+      werkbaum inspect --id shop.build --width 60 plan.werkbaum
+      werkbaum inspect --json plan.werkbaum
+    """
+    plan = PlanArg("<stdin>", None) if file == STDIN else PlanArg(file, Path(file))
+    try:
+        text = read_plan(plan)
+    except Unreadable as exc:
+        fail(f"{file}: {exc.reason}", diag.EXIT_UNREADABLE)
+    lazy = _start(engine, frontend)
+    try:
+        analysis = lazy.get().analyze(text, id=node)
+    except WerkbaumError as exc:
+        fail(f"{file}: {exc.message}", diag.EXIT_UNREADABLE)
+    finally:
+        lazy.close()
+    if as_json:
+        payload = converter.unstructure(analysis)
+        body = {k: v for k, v in payload.items() if v is not None}
+        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    found = diag.from_analysis(plan.name, text, analysis)
+    click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
+
+
+@app.command(context_settings=CONTEXT, short_help="Copy a shared document into a file.")
+@click.argument("document", metavar="DOCUMENT")
+@click.argument("file", metavar="FILE", type=click.Path(dir_okay=False))
+@click.option(
+    "--git-commit/--no-git-commit",
+    default=False,
+    help="Commit FILE (only it) with who changed what, unless it is committed as is.",
+)
+@click.option(
+    "--server",
+    "servers",
+    multiple=True,
+    metavar="URL",
+    help="Werkbaum backend for a bare document uuid (repeatable; the first counts).",
+)
+@version
+def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -> None:
+    """Copy a shared document into FILE, for a cron job.
+
+    DOCUMENT is a document URL, the editor's ?live= share link, or a bare
+    uuid (with --server). FILE is written only if it differs from the
+    server's text. Exit status: 0 written, committed or unchanged; 1 the
+    document could not be fetched; 2 bad arguments; 3 writing FILE or git
+    failed.
+
+    \b
+    Examples:
+      werkbaum mirror https://werkbaum.example.org/api/v1/documents/UUID plan.werkbaum
+      werkbaum mirror --server https://werkbaum.example.org UUID plan.werkbaum --git-commit
     """
     from werkbaum_core.stores.documents import DocumentStore
     from werkbaum_stdio.mirror import Mirror
 
     try:
-        store = DocumentStore(server or [])
+        store = DocumentStore(list(servers))
     except WerkbaumError as exc:
         fail(exc.message, EXIT_MIRROR_USAGE)
     with store:
         try:
-            job = Mirror.create(document, file, store, None, git=git_commit)
+            job = Mirror.create(document, Path(file), store, None, git=git_commit)
         except WerkbaumError as exc:
             fail(exc.message, EXIT_MIRROR_USAGE)
         outcome = job.sync(None)
     if not outcome.ok:
         code = EXIT_MIRROR_FETCH if outcome.stage == "fetch" else EXIT_MIRROR_GIT
         fail(outcome.error or "mirror failed", code)
-    typer.echo(outcome.describe())
+    click.echo(outcome.describe())
 
 
 def main() -> None:
-    """Console entry point of ``werkbaum``."""
-    sys.exit(app())
+    """Console entry point of ``werkbaum``: a bad argument is one line on stderr, exit 2."""
+    try:
+        code = app.main(prog_name="werkbaum", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else "werkbaum"
+        click.echo(f"{where}: {exc.format_message().rstrip('.')}; see {where} --help", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        fail(exc.format_message(), exc.exit_code)
+    except click.exceptions.Abort:
+        fail("aborted", 1)
+    sys.exit(code if isinstance(code, int) else 0)

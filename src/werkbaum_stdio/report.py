@@ -1,73 +1,183 @@
-"""Terminal renderings of an analysis for the human CLI (``check`` and ``inspect``)."""
+"""``werkbaum inspect``: an analysis laid out for reading in a terminal of a given width.
+
+Every fact shown is the engine's (tree, effective status, assumed sizes,
+warnings, the cheapest path and its loads); this module only draws it. Each
+child shows its gate as written — ``-`` all of, ``|`` any of, ``=`` exactly
+one, ``+`` optional — so an any-of group never reads like an all-of one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from werkbaum_core.model import Analysis, Node, Warning
+from werkbaum_core.model import Analysis, AssigneeLoads, Node, Number
+from werkbaum_stdio.diagnostics import Diagnostic
+from werkbaum_stdio.terminal import wrap
+
+GATE_CHARS = {"or": "|", "xor": "="}
+STATION = "◀ station"
+ON_PATH = "·"
+NOTES = "¶"
+KEY = (
+    "Key:",
+    "- all of,",
+    "| any of,",
+    "= exactly one,",
+    "+ optional;",
+    "→ depends on;",
+    "¶ has notes;",
+    "· on the cheapest path;",
+    "◀ station (its open front);",
+    "[a]→[b] effective status;",
+    "(~M) assumed size;",
+    "size points:",
+    "XS=1",
+    "S=2",
+    "M=3",
+    "L=4",
+    "XL=5",
+    "XXL=6.",
+)
+"""The legend, in units that wrap as a whole."""
 
 
-def diagnostic(path: str, warning: Warning) -> str:
-    """Compiler-style ``file:line: type: text`` (``file: type: text`` without a line)."""
-    where = f"{path}:{warning.line}" if warning.line is not None else path
-    return f"{where}: {warning.type}: {warning.text}"
+def _gate(node: Node) -> str:
+    if node.optional:
+        return "+"
+    return GATE_CHARS.get(node.gate, "-")
 
 
-def _node_line(node: Node, needed: set[str], stations: set[str]) -> str:
+def _box(node: Node) -> str:
     box = f"[{node.status}]" if node.status is not None else "   "
     if node.effective_status is not None:
         box += f"→[{node.effective_status}]"
-    parts = [box, node.label]
+    return box
+
+
+def _units(node: Node, needed: set[str], stations: set[str]) -> list[str]:
+    """The node's words and tokens, each an unbreakable unit for wrapping."""
+    units = node.label.split()
     if node.size:
-        parts.append(f"({node.size})")
+        units.append(f"({node.size})")
     elif node.assumed_size:
-        parts.append(f"(~{node.assumed_size})")
+        units.append(f"(~{node.assumed_size})")
     if node.id:
-        parts.append(f"#{node.id}")
-    parts.extend(f"@{tag}" for tag in node.tags)
+        units.append(f"#{node.id}")
+    units += [f"@{tag}" for tag in node.tags]
+    units += [f"&{mark}" for mark in node.marks]
+    if node.focus:
+        units.append("!!!")
+    if node.deps:
+        deps = [f"#{dep}" for dep in node.deps]
+        units += [f"→ {deps[0]}", *deps[1:]]
+    if node.desc:
+        units.append(NOTES)
     if node.ref in stations:
-        parts.append("◀ station")
+        units.append(STATION)
     elif node.ref in needed:
-        parts.append("·")
-    return " ".join(parts)
+        units[-1] += f" {ON_PATH}"  # a lone dot on a continuation line would read as noise
+    return units
 
 
-def tree_lines(roots: Iterable[Node], needed: set[str], stations: set[str]) -> list[str]:
-    """One line per node, indented by depth; ``·`` marks the cheapest path, ``◀`` its stations."""
-    out: list[str] = []
+def tree_lines(
+    roots: Iterable[Node], needed: set[str], stations: set[str], width: int
+) -> list[str]:
+    """One node per line (more when its label wraps), indented by depth, the line number
+    first; a child shows its gate before its status box."""
+    flat: list[tuple[Node, int]] = []
     stack: list[tuple[Node, int]] = [(root, 0) for root in reversed(list(roots))]
     while stack:
         node, depth = stack.pop()
-        out.append(f"{'  ' * depth}L{node.line:<4} {_node_line(node, needed, stations)}")
+        flat.append((node, depth))
         stack.extend((child, depth + 1) for child in reversed(node.children))
+    number_width = max((len(str(node.line)) for node, _ in flat), default=1) + 1
+    out: list[str] = []
+    for node, depth in flat:
+        gate = f"{_gate(node)} " if depth else ""
+        head = f"{'L' + str(node.line):>{number_width}}  {'  ' * depth}{gate}{_box(node)} "
+        out += wrap(_units(node, needed, stations), head, " " * len(head), width)
     return out
 
 
-def inspect_report(path: str, analysis: Analysis) -> list[str]:
-    """The readable ``werkbaum inspect`` output: tree, path summary, load, warnings."""
+def _loads_lines(loads: AssigneeLoads, width: int) -> list[str]:
+    """The load heading, then one row per person: size points, share, stations."""
+    total = loads.total
+    heading = f"Load: {_points(total)} of open work on the cheapest path"
+    rows: list[tuple[str, Number, str]] = [
+        (f"@{tag}", load, _count(loads.stations.get(tag, 0), "station"))
+        for tag, load in sorted(loads.loads.items(), key=lambda kv: -kv[1])
+    ]
+    unassigned = total - sum(loads.loads.values())
+    if unassigned > 0:
+        rows.append(("unassigned", unassigned, ""))
+    name_width = max(len(name) for name, _, _ in rows)
+    number_width = max(len(f"{load:g}") for _, load, _ in rows)
+    out = wrap(heading.split(), "", "  ", width)
+    for name, load, stations in rows:
+        unit = "size point" if load == 1 else "size points"
+        columns = [
+            f"{name:<{name_width}} ",
+            f"{load:>{number_width}g} {unit:<11} ",
+            f"{_share(load, total):>4} ",
+            stations,
+        ]
+        out += [row.rstrip() for row in wrap([c for c in columns if c], "  ", "    ", width)]
+    return out
+
+
+def _share(load: Number, total: Number) -> str:
+    return f"{round(load / total * 100)}%"
+
+
+def _points(value: Number) -> str:
+    return f"{value:g} size point" + ("" if value == 1 else "s")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _place(d: Diagnostic) -> str:
+    if d.line is None:
+        return ""
+    return f"L{d.line}:{d.column}: " if d.column is not None else f"L{d.line}: "
+
+
+def inspect_report(
+    name: str,
+    analysis: Analysis,
+    diagnostics: Sequence[Diagnostic],
+    width: int,
+    subtree: str | None = None,
+) -> list[str]:
+    """The readable ``werkbaum inspect`` output: tree, path summary, load, warnings, key."""
     nodes = analysis.nodes()
-    warnings = analysis.warnings or ()
     plan = analysis.path
     needed = set(plan.needed) if plan else set()
     stations = list(plan.stations) if plan else []
-    out = [f"{path}: {len(nodes)} nodes, {len(warnings)} warnings", ""]
-    out += tree_lines(analysis.tree or (), needed, set(stations))
+    scope = f" #{subtree}" if subtree else ""
+    heading = f"{name}{scope}: {_count(len(nodes), 'node')}, {_count(len(diagnostics), 'warning')}"
+    out = [*wrap(heading.split(" "), "", "  ", width), ""]
+    out += tree_lines(analysis.tree or (), needed, set(stations), width)
     if plan is not None:
-        label_of = {n.ref: n.label for n in nodes}
         exactness = "exact" if plan.exact else "approximate (too many coupled choices)"
-        out += [
-            "",
-            f"Cheapest path: {len(plan.needed)} nodes needed, "
-            f"{len(stations)} stations, {exactness}",
-        ]
-        out += [f"  {ref}  {label_of.get(ref, '')}" for ref in stations]
-        loads = plan.assignee_loads
-        if loads.loads and loads.total:
-            shares = ", ".join(
-                f"@{tag} {round(load / loads.total * 100)}%"
-                for tag, load in sorted(loads.loads.items(), key=lambda kv: -kv[1])
-            )
-            out.append(f"Load: {shares} of {loads.total:g}")
-    if warnings:
-        out += ["", "Warnings:"] + [f"  {diagnostic(path, w)}" for w in warnings]
+        where = f" within #{subtree}" if subtree else ""
+        summary = (
+            f"Cheapest path{where}: {_count(len(plan.needed), 'node')} needed, "
+            f"{_count(len(stations), 'station')}, {exactness}"
+        )
+        out += ["", *wrap(summary.split(), "", "  ", width)]
+        label_of = {n.ref: n.label for n in nodes}
+        ref_width = max((len(ref) for ref in stations), default=0)
+        for ref in stations:
+            head = f"  {STATION[0]} {ref:<{ref_width}}  "
+            out += wrap(label_of.get(ref, "").split(), head, " " * len(head), width)
+        if plan.assignee_loads.loads and plan.assignee_loads.total:
+            out += _loads_lines(plan.assignee_loads, width)
+    if diagnostics:
+        out += ["", "Warnings:"]
+        for d in diagnostics:
+            head = f"  {_place(d)}{d.severity} {d.type}: "
+            out += wrap(d.message.split(), head, "      ", width)
+    out += ["", *wrap(KEY, "", "     ", width)]
     return out

@@ -10,7 +10,13 @@ import typer
 
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.cli import EXIT_UNREADABLE, EngineOption, FrontendOption, fail
+from werkbaum_stdio.server_options import (
+    EXIT_UNREADABLE,
+    EngineOption,
+    FrontendOption,
+    fail,
+    version_option,
+)
 
 server_app = typer.Typer(
     name="werkbaum-mcp",
@@ -48,6 +54,7 @@ def serve(
     ] = None,
     engine: EngineOption = None,
     frontend: FrontendOption = None,
+    version: Annotated[bool, version_option("werkbaum-mcp")] = False,
 ) -> None:
     """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
     from werkbaum_core.engine import LazyEngine

@@ -7,19 +7,12 @@ from typing import Any
 
 import pytest
 
+from tests.core.one_store import OneStore
 from werkbaum_core import Engine, InvalidArgument, checksum
-from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Resolved, Services, catalogue
+from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services, catalogue
 from werkbaum_core.stores import MemoryStore
 
 PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n"
-
-
-class OneStore:
-    def __init__(self, store: MemoryStore) -> None:
-        self.store = store
-
-    def resolve(self, source: str) -> Resolved:
-        return Resolved(store=self.store, key=source)
 
 
 def setup(engine: Engine, **extra: Any) -> tuple[MemoryStore, list[dict[str, Any]], Services]:

@@ -213,4 +213,4 @@ def test_a_two_million_character_plan_fits_the_body_limit(base_url: str) -> None
     too_big = modern_call(base_url, "werkbaum_inspect", {"text": text + "x"}, FULL_TOKEN)
     assert too_big.status_code == 200
     error = json.loads(too_big.json()["result"]["content"][0]["text"])["error"]
-    assert error["code"] == "invalid_argument"  # the schema's maxLength, before any JS
+    assert error["code"] == "too_large"  # the same code as an oversized file, before any JS

@@ -35,13 +35,13 @@ def test_twice_without_server_changes_is_one_commit_then_none(
     assert first.returncode == 0, first.stderr
     assert commits(repo)[1:] == before
     subject = message(repo).splitlines()[0]
-    assert first.stdout.strip() == f"Committet {commits(repo)[0][:7]}: {subject}"
+    assert first.stdout.strip() == f"Committed {commits(repo)[0][:7]}: {subject}"
     assert subject.endswith(" — „Cron“ (Version 2)")  # no agent write: no "via"
     assert trailers(repo) == ["Werkbaum-Changed-By: Anna", "Werkbaum-Version: 2"]
     assert plan.read_bytes() == str(human.get(doc_id)["content"]).encode("utf-8")
     second = run(doc_id, plan, "--git-commit", "--server", backend.base_url)
     assert second.returncode == 0, second.stderr
-    assert second.stdout.strip() == "Unverändert: „Cron“ (Version 2) — nichts zu tun."
+    assert second.stdout.strip() == "Unchanged: “Cron” (version 2) — nothing to do."
     assert commits(repo)[1:] == before
 
 
@@ -54,10 +54,10 @@ def test_a_share_link_works_and_without_git_commit_only_the_file_is_written(
     plan.parent.mkdir()
     first = run(f"{backend.base_url}/?live={url}", plan)
     assert first.returncode == 0, first.stderr
-    assert first.stdout.strip() == f"Geschrieben: {plan} — „Teilen“ (Version 1)"
+    assert first.stdout.strip() == f"Written: {plan} — “Teilen” (version 1)"
     assert plan.read_bytes() == PLAN.encode("utf-8")
     again = run(url, plan)
-    assert again.returncode == 0 and again.stdout.startswith("Unverändert: „Teilen“ (Version 1)")
+    assert again.returncode == 0 and again.stdout.startswith("Unchanged: “Teilen” (version 1)")
 
 
 def test_the_user_committing_a_written_file_later_works(

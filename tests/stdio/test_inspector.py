@@ -7,6 +7,7 @@ Installed from the repository's ``package.json``/``package-lock.json`` by
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -57,6 +58,17 @@ def test_lists_the_nine_tools(inspector: Path, project: Path) -> None:
     assert done.returncode == 0, done.stderr
     names = {tool["name"] for tool in json.loads(done.stdout)["result"]["tools"]}
     assert len(names) == 9 and "werkbaum_inspect" in names
+
+
+def test_strict_mode_finds_no_schema_portability_warnings(inspector: Path, project: Path) -> None:
+    """``--strict`` lists every portability warning on stderr (``Warning: tool …`` and a
+    ``N errors, M warnings across K tools.`` summary); a type array was one of them."""
+    done = run_cli(inspector, project, "--method", "tools/list", "--strict")
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["result"]["tools"]) == 9
+    assert "Warning:" not in done.stderr, done.stderr
+    summary = re.search(r"(\d+) errors?, (\d+) warnings?", done.stderr + done.stdout)
+    assert summary is None or summary.groups() == ("0", "0"), summary
 
 
 def test_calls_inspect_on_the_reference_plan(inspector: Path, project: Path) -> None:

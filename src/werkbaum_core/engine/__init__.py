@@ -31,17 +31,28 @@ from werkbaum_core.errors import (
     InvalidArgument,
     ModuleSetError,
     NotFound,
-    TooLarge,
 )
-from werkbaum_core.model import Analysis, Node, Warning
+from werkbaum_core.model import (
+    Analysis,
+    Cut,
+    Hidden,
+    Matches,
+    Node,
+    Stations,
+    View,
+    Warning,
+)
 from werkbaum_core.model import Path as PlanPath
-from werkbaum_core.text import MAX_TEXT_CHARS
+from werkbaum_core.text import check_text_size
 
 NESTING_HEADROOM = 20_000
 """A 2,000,000-character plan can nest ~2,000 levels, which is ~4,000 levels of
 JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
 per level, so the default limit of 1,000 would turn a legal plan into a crash."""
 INCLUDE_ALL = ("tree", "warnings", "path")
+INCLUDE_PARTS = (*INCLUDE_ALL, "stations")
+"""Every part ``include`` may name; without ``include`` (and without a ``view``) the
+answer holds ``INCLUDE_ALL``."""
 CACHE_ENTRIES = 32
 CACHE_CHARS = 50_000_000
 """Bounds of the analysis cache: entries, and JSON characters held in all of them."""
@@ -76,7 +87,9 @@ class Engine:
     def __init__(self, executor: Executor, modules: ModuleSet) -> None:
         self.executor = executor
         self.modules = modules
-        self._cache: OrderedDict[tuple[bytes, str | None, tuple[str, ...]], str] = OrderedDict()
+        self._cache: OrderedDict[tuple[bytes, str | None, tuple[str, ...] | None, View], str] = (
+            OrderedDict()
+        )
         self._cache_chars = 0
         self._cache_lock = threading.Lock()
 
@@ -142,14 +155,25 @@ class Engine:
             raise
 
     def analyze_json(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> dict[str, Any]:
         """The facade's analysis as plain JSON (spec §5.1), a fresh object per call."""
-        result: dict[str, Any] = json.loads(self.analysis_text(text, id=id, include=include))
+        answer = self.analysis_text(text, id=id, include=include, view=view)
+        result: dict[str, Any] = json.loads(answer)
         return result
 
     def analysis_text(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> str:
         """The analysis as compact JSON text, as the facade wrote it.
 
@@ -162,19 +186,25 @@ class Engine:
         if id is not None:
             payload["id"] = id
         if include is not None:
-            unknown = sorted(set(include) - set(INCLUDE_ALL))
+            unknown = sorted(set(include) - set(INCLUDE_PARTS))
             if unknown:
                 raise InvalidArgument(
-                    f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_ALL)
+                    f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_PARTS)
                 )
             payload["include"] = list(include)
-        answer = self._analysis_text(text, payload)
+        view = view or View()
+        payload.update(view.payload())
+        answer = self._analysis_text(text, payload, view)
         if answer.startswith('{"error"'):  # the facade's answer for an unknown id
             error = json.loads(answer)["error"]
-            raise NotFound(error.get("message", f"no node with id {id!r}"), id=id)
+            raise NotFound(
+                error.get("message", f"no node with id {id!r}"),
+                id=error.get("id", id),
+                didYouMean=error.get("didYouMean"),
+            )
         return answer
 
-    def _analysis_text(self, text: str, payload: dict[str, Any]) -> str:
+    def _analysis_text(self, text: str, payload: dict[str, Any], view: View) -> str:
         """The analysis as JSON text, from the cache when this text was analysed before.
 
         Keyed by the text's digest and the options: an agent inspects the same
@@ -183,7 +213,8 @@ class Engine:
         fresh parse of the cached text keeps callers from sharing mutable results.
         """
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-        key = (digest, payload.get("id"), tuple(payload.get("include", INCLUDE_ALL)))
+        include = payload.get("include")
+        key = (digest, payload.get("id"), None if include is None else tuple(include), view)
         with self._cache_lock:
             cached = self._cache.get(key)
             if cached is not None:
@@ -199,19 +230,20 @@ class Engine:
         return answer
 
     def analyze(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> Analysis:
-        """The analysis as typed objects: tree, warnings, cheapest path."""
-        raw = self.analyze_json(text, id=id, include=include)
-        return Analysis(
-            tree=converter.structure(raw["tree"], tuple[Node, ...]) if "tree" in raw else None,
-            warnings=(
-                converter.structure(raw["warnings"], tuple[Warning, ...])
-                if "warnings" in raw
-                else None
-            ),
-            path=converter.structure(raw["path"], PlanPath) if "path" in raw else None,
-        )
+        """The analysis as typed objects: tree, warnings, cheapest path, stations, matches."""
+        raw = self.analyze_json(text, id=id, include=include, view=view)
+        parts: dict[str, Any] = {}
+        for key, kind in _PARTS.items():
+            if key in raw:
+                parts[key] = converter.structure(raw[key], kind)
+        return Analysis(**parts)
 
     def transform(self, module: str, fn: str, *args: JSON) -> JSON:
         """Call a pure text→text or list function of a module (contract ``transform``)."""
@@ -272,14 +304,24 @@ class LazyEngine:
         return self._engine
 
     def analyze_json(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> dict[str, Any]:
-        return self.get().analyze_json(text, id=id, include=include)
+        return self.get().analyze_json(text, id=id, include=include, view=view)
 
     def analysis_text(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> str:
-        return self.get().analysis_text(text, id=id, include=include)
+        return self.get().analysis_text(text, id=id, include=include, view=view)
 
     def call(self, entry: str, payload: JSON) -> JSON:
         return self.get().call(entry, payload)
@@ -289,6 +331,18 @@ class LazyEngine:
             self._ready.wait()
         if self._engine is not None:
             self._engine.close()
+
+
+_PARTS: dict[str, Any] = {
+    "tree": tuple[Node, ...],
+    "warnings": tuple[Warning, ...],
+    "path": PlanPath,
+    "stations": Stations,
+    "matches": Matches,
+    "cut": Cut,
+    "hidden": Hidden,
+}
+"""The parts of an analysis answer and their typed form (the JSON key is the field name)."""
 
 
 def _raise_for_missing_exports(
@@ -305,16 +359,6 @@ def _raise_for_missing_exports(
             executor.close()
         listed = "; ".join(f"{module}: {', '.join(names)}" for module, names in missing.items())
         raise ModuleSetError(f"module set lacks required exports: {listed}", missing=missing)
-
-
-def check_text_size(text: str) -> None:
-    """Refuse texts over the backend's limit before any JS runs (dukpy has no timeout)."""
-    if len(text) > MAX_TEXT_CHARS:
-        raise TooLarge(
-            f"text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}",
-            limit=MAX_TEXT_CHARS,
-            size=len(text),
-        )
 
 
 __all__ = [

@@ -289,16 +289,68 @@ function checkNodeLine(line) {
 
 export function addNodeLine(text, parentId, line, afterId) {
   checkText(text);
+  return insertBlock(text, parentId, afterId, () => [checkNodeLine(line)]).lines.join('\n');
+}
+
+// Puts the lines `makeBlock()` checks and returns (without the placement's
+// indentation) under the parent, after `after` or last: the new physical
+// lines, and the number of nodes the text had before.
+function insertBlock(text, parentId, afterId, makeBlock) {
   const pid = optionalId(parentId, 'parent');
   const aid = optionalId(afterId, 'after');
-  const bare = checkNodeLine(line);
+  const block = makeBlock();
   const doc = analyzeDoc(text);
   const parent = pid === null ? null : resolve(doc, pid, 'parent');
   const after = aid === null ? null : resolve(doc, aid, 'after');
   checkAfter(doc, parent, after);
   const { index, indent } = placement(doc, parent, after);
   checkNotAfterDanglingContinuation(doc.L, index);
-  return spliceLines(doc.L, index, 0, [indent + bare]).join('\n');
+  return { lines: spliceLines(doc.L, index, 0, block.map((l) => indent + l)), nodesBefore: doc.order.length };
+}
+
+// ---------------------------------------------------------------------------
+// addNodeBlock
+
+// A block is one or more nodes: each an unindented node line followed by its
+// descendants and `"` description lines, indented relative to it. Returns the
+// lines re-based to no indentation and how many of them are node lines.
+function checkBlock(lines) {
+  if (!Array.isArray(lines) || lines.length === 0) throw fail('invalid_argument', 'lines must be a non-empty list of lines');
+  lines.forEach((line, i) => {
+    if (typeof line !== 'string') throw fail('invalid_argument', `lines[${i}] must be a string`);
+    if (/[\r\n\u2028\u2029]/.test(line)) throw fail('invalid_argument', `lines[${i}] must be a single line`);
+  });
+  checkNodeLine(lines[0]);
+  const block = rebaseBlock(lines, indentOf(lines[0]), '');
+  const joined = block.join('\n');
+  const cont = contLineSet(joined);
+  const sep = separatorIndex(block, cont.set);
+  if (sep < block.length) throw fail('invalid_argument', `lines[${sep}] is a separator, not part of a node block`);
+  const { kind } = classify(block, block.length, cont.set);
+  let nodes = 0;
+  kind.forEach((k, i) => {
+    if (k === 'blank') throw fail('invalid_argument', `lines[${i}] is blank or only a comment; a block holds node and " description lines`);
+    if (k === 'node') nodes++;
+  });
+  if (endsWithContinuation(block[block.length - 1])) throw fail('invalid_argument', 'the last line ends with a continuation marker');
+  return { block, nodes };
+}
+
+export function addNodeBlock(text, parentId, lines, afterId) {
+  checkText(text);
+  let nodes = 0;
+  const out = insertBlock(text, parentId, afterId, () => {
+    const checked = checkBlock(lines);
+    nodes = checked.nodes;
+    return checked.block;
+  });
+  const joined = out.lines.join('\n');
+  // Safety net: every node line of the block must read back as a new node.
+  const added = indexTree(parse(joined).roots).order.length - out.nodesBefore;
+  if (added !== nodes) {
+    throw fail('invalid_argument', `the block reads as ${added} nodes instead of ${nodes} here; check its indentation`);
+  }
+  return joined;
 }
 
 // ---------------------------------------------------------------------------

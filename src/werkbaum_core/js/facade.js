@@ -19,13 +19,22 @@ const CODE_BY_KEY = {
   idee: '?', geplant: ' ', highrisk: '!', arbeit: '~', durchstich: '/', fertig: 'x', prod: '^', verworfen: '-',
 };
 
-const INCLUDE_KEYS = ['tree', 'warnings', 'path'];
+const INCLUDE_KEYS = ['tree', 'warnings', 'path', 'stations'];
+const DEFAULT_INCLUDE = ['tree', 'warnings', 'path'];
+
+// Status keys whose subtrees `hideDone` leaves out (by effective status).
+const DONE_KEYS = new Set(['fertig', 'prod', 'verworfen']);
+
+// `find` answers at most this many matches (and says how many there are).
+export const MAX_MATCHES = 50;
+// At most this many `didYouMean` ids on a not_found.
+const MAX_SUGGESTIONS = 3;
 
 const TRANSFORMS = {
   parser: ['setFoldMark', 'setStatusBox', 'expandShortIds', 'shortIdClosed', 'logicalLines'],
   taiga: ['appendToken'],
   live: ['normalize', 'lines', 'text', 'computeOps', 'applyOps', 'conflicts', 'rebaseOps', 'mapLine'],
-  edit: ['addNodeLine', 'moveSubtree', 'setSizeToken', 'removeSubtree'],
+  edit: ['addNodeLine', 'addNodeBlock', 'moveSubtree', 'setSizeToken', 'removeSubtree'],
 };
 const MODULES = { parser, taiga, live, edit };
 
@@ -72,7 +81,8 @@ export function mixedGateWarnings(roots) {
       const first = kids[0].type;
       for (let i = 1; i < kids.length; i++) {
         if (kids[i].type !== first) {
-          out.push({ type: 'mixedGate', line: kids[0].line, label: n.label });
+          // siblingLine (ours, not upstream's): the first child whose gate differs.
+          out.push({ type: 'mixedGate', line: kids[0].line, label: n.label, siblingLine: kids[i].line });
           break;
         }
       }
@@ -183,6 +193,96 @@ function computePipeline(text, withPath) {
   return { roots, visible, parseWarnings: parsed.warnings, warnings: merged, plan, overload };
 }
 
+// ---------------------------------------------------------------- ids
+
+// An id as an agent spells it: `shop.live` and `#shop.live` name the same node.
+export function bareId(value) {
+  return typeof value === 'string' && value.startsWith('#') ? value.slice(1) : value;
+}
+
+// The first node carrying each id (notation §9), in document order.
+export function firstById(roots) {
+  const byId = new Map();
+  for (const n of preorder(roots)) if (n.id != null && !byId.has(n.id)) byId.set(n.id, n);
+  return byId;
+}
+
+// A node's ref: '#id' for the first node carrying the id, else 'L<line>'.
+function refOf(n, byId) {
+  return n.id != null && byId.get(n.id) === n ? '#' + n.id : 'L' + n.line;
+}
+
+// The node a ref names: an id (with or without '#'), else 'L<line>' for the
+// node on that line (how summaries name nodes without an id).
+function nodeByRef(roots, byId, ref) {
+  const id = bareId(ref);
+  const found = byId.get(id);
+  if (found) return found;
+  const m = /^L([1-9][0-9]*)$/.exec(id);
+  if (!m) return null;
+  const line = Number(m[1]);
+  return preorder(roots).find((n) => n.line === line) || null;
+}
+
+// Levenshtein distance of a and b when it is at most k, else k + 1. Only a
+// band of width 2k + 1 around the diagonal is computed, so trying every id of
+// a large plan stays cheap.
+function distanceWithin(a, b, k) {
+  const n = a.length;
+  const m = b.length;
+  const far = k + 1;
+  if (Math.abs(n - m) > k) return far;
+  let prev = new Array(m + 2).fill(far);
+  let cur = new Array(m + 2).fill(far);
+  for (let j = 0; j <= Math.min(m, k); j++) prev[j] = j;
+  for (let i = 1; i <= n; i++) {
+    const lo = Math.max(1, i - k);
+    const hi = Math.min(m, i + k);
+    cur[lo - 1] = lo === 1 ? Math.min(i, far) : far;
+    let best = cur[lo - 1];
+    for (let j = lo; j <= hi; j++) {
+      const step = prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
+      const v = Math.min(step, prev[j] + 1, cur[j - 1] + 1, far);
+      cur[j] = v;
+      if (v < best) best = v;
+    }
+    cur[hi + 1] = far;
+    if (best > k) return far;
+    const swap = prev;
+    prev = cur;
+    cur = swap;
+  }
+  return Math.min(prev[m], far);
+}
+
+// Up to three existing ids close to `wanted`: a small edit distance (case
+// ignored), or `wanted` as the first or last part of a dotted id. Closest
+// first, then document order.
+export function similarIds(byId, wanted) {
+  const w = String(wanted).toLowerCase();
+  if (!w) return [];
+  const k = Math.max(1, Math.floor(w.length / 3));
+  const scored = [];
+  let order = 0;
+  for (const id of byId.keys()) {
+    const c = id.toLowerCase();
+    let score = 2 * distanceWithin(w, c, k);
+    if (score > 2 * k && (c.endsWith('.' + w) || c.startsWith(w + '.'))) score = 2 * k + 1;
+    if (score <= 2 * k + 1) scored.push({ id, score, order });
+    order++;
+  }
+  scored.sort((a, b) => a.score - b.score || a.order - b.order);
+  return scored.slice(0, MAX_SUGGESTIONS).map((s) => s.id);
+}
+
+// The answer for an id no node carries, with the ids the agent may have meant.
+export function notFound(byId, id, what) {
+  const error = { code: 'not_found', message: 'no node with id #' + id + (what ? ' (' + what + ')' : ''), id };
+  const similar = similarIds(byId, id);
+  if (similar.length) error.didYouMean = similar;
+  return { error };
+}
+
 // ---------------------------------------------------------------- output shaping
 
 function mapToObject(map) {
@@ -192,18 +292,15 @@ function mapToObject(map) {
   return obj;
 }
 
-// Refs: '#id' for the first node carrying the id, else 'L<line>'.
-function refMaker(roots) {
-  const first = new Map();
-  const stack = [];
-  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]);
-  while (stack.length) {
-    const n = stack.pop();
-    if (n.id != null && !first.has(n.id)) first.set(n.id, n);
-    const kids = n.children || EMPTY;
-    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]);
-  }
-  return (n) => (n.id != null && first.get(n.id) === n ? '#' + n.id : 'L' + n.line);
+// What nodes and summaries both say about progress and size.
+function putStatusAndSize(o, n, ctx) {
+  if (n.status) o.status = n.status.code;
+  const eff = ctx.effective.size ? ctx.effective.get(n) : undefined;
+  if (eff) o.effectiveStatus = CODE_BY_KEY[eff];
+  if (n.size) o.size = n.size;
+  // Like the editor's "assumed" badge: only where a size is missing and the
+  // node still costs something.
+  else if (!model.isDone(n) && !isDiscarded(n)) o.assumedSize = model.assumedSize(n);
 }
 
 function nodeJson(n, ctx) {
@@ -213,13 +310,7 @@ function nodeJson(n, ctx) {
   o.line = n.line;
   if (n.type && n.type !== 'and') o.gate = n.type;
   if (n.optional) o.optional = true;
-  if (n.status) o.status = n.status.code;
-  const eff = ctx.effective.size ? ctx.effective.get(n) : undefined;
-  if (eff) o.effectiveStatus = CODE_BY_KEY[eff];
-  if (n.size) o.size = n.size;
-  // Like the editor's "assumed" badge: only where a size is missing and the
-  // node still costs something.
-  else if (!model.isDone(n) && !isDiscarded(n)) o.assumedSize = model.assumedSize(n);
+  putStatusAndSize(o, n, ctx);
   if (n.sizeConflict) o.sizeConflict = true;
   if (n.tags && n.tags.length) o.tags = n.tags.slice();
   if (n.marks && n.marks.length) o.marks = n.marks.slice();
@@ -235,24 +326,79 @@ function nodeJson(n, ctx) {
   return o;
 }
 
-// Builds the nested JSON tree iteratively (deep plans must not recurse).
-// The stack holds node and target list side by side (no pair per node).
-function treeJson(tops, ctx) {
+// A node in a list (stations, matches): enough to pick it and act on it.
+function summaryJson(n, ctx) {
+  const o = { ref: ctx.ref(n), line: n.line, label: n.label };
+  putStatusAndSize(o, n, ctx);
+  if (n.tags && n.tags.length) o.assignees = n.tags.slice();
+  return o;
+}
+
+function isDoneView(n, ctx) {
+  const eff = ctx.effective.size ? ctx.effective.get(n) : undefined;
+  return DONE_KEYS.has(eff || (n.status ? n.status.key : null));
+}
+
+// Nodes below n (n excluded) that the view shows, skipping hidden subtrees.
+function countBelow(n, hide) {
+  let count = 0;
+  const stack = (n.children || EMPTY).slice();
+  while (stack.length) {
+    const k = stack.pop();
+    if (hide && hide(k)) continue;
+    count++;
+    const kids = k.children || EMPTY;
+    for (let i = 0; i < kids.length; i++) stack.push(kids[i]);
+  }
+  return count;
+}
+
+// Builds the nested JSON tree iteratively (deep plans must not recurse). The
+// stack holds node, level and target list side by side (no record per node).
+// `view.depth` cuts the tree: a node on that level keeps no children and says
+// how many descendants it has instead. `view.hideDone` leaves out every
+// subtree whose effective status is done, in production or discarded.
+function treeJson(tops, ctx, view) {
   const out = [];
+  const stats = { cut: 0, hiddenSubtrees: 0, hiddenNodes: 0 };
+  const hide = view.hideDone ? (n) => isDoneView(n, ctx) : null;
+  const shown = (list) => {
+    if (!hide) return list;
+    const keep = [];
+    for (const k of list) {
+      if (!hide(k)) keep.push(k);
+      else {
+        stats.hiddenSubtrees++;
+        stats.hiddenNodes += 1 + countBelow(k, null);
+      }
+    }
+    return keep;
+  };
   const stack = [];
-  for (let i = tops.length - 1; i >= 0; i--) stack.push(tops[i], out);
+  const first = shown(tops);
+  for (let i = first.length - 1; i >= 0; i--) stack.push(first[i], 0, out);
   while (stack.length) {
     const into = stack.pop();
+    const level = stack.pop();
     const n = stack.pop();
     const o = nodeJson(n, ctx);
     into.push(o);
     const kids = n.children || EMPTY;
-    if (kids.length) {
-      const list = (o.children = []);
-      for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], list);
+    if (!kids.length) continue;
+    if (level >= view.depth) {
+      const below = countBelow(n, hide);
+      if (below) {
+        o.descendants = below;
+        stats.cut++;
+      }
+      continue;
     }
+    const visible = shown(kids);
+    if (!visible.length) continue;
+    const list = (o.children = []);
+    for (let i = visible.length - 1; i >= 0; i--) stack.push(visible[i], level + 1, list);
   }
-  return out;
+  return { tree: out, stats };
 }
 
 export function warningJson(w) {
@@ -262,9 +408,9 @@ export function warningJson(w) {
   return o;
 }
 
-function pathJson(run, scope, ref) {
+// The needed set and the stations (§13.3) of the run, as nodes in document order.
+function pathNodes(run) {
   const set = run.plan ? run.plan.set : new Set();
-  const inScope = (n) => !scope || scope.has(n);
   // One flattening serves the needed list and the stations.
   const { nodes, parent } = flattenWithParents(run.visible);
   const inSet = new Uint8Array(nodes.length);
@@ -273,22 +419,28 @@ function pathJson(run, scope, ref) {
     for (let i = 0; i < nodes.length; i++) {
       if (!set.has(nodes[i])) continue;
       inSet[i] = 1;
-      if (inScope(nodes[i])) needed.push(ref(nodes[i]));
+      needed.push(nodes[i]);
     }
   }
-  const stations = run.plan ? stationsIn(nodes, parent, set, inSet).filter(inScope).map(ref) : [];
+  const stations = run.plan ? stationsIn(nodes, parent, set, inSet) : [];
+  return { set, needed, stations };
+}
+
+function pathJson(run, nodes, inScope, ref) {
   let loads = { loads: {}, total: 0, stations: {}, totalStations: 0 };
   if (run.plan) {
-    const l = model.assigneeLoads(run.visible, set);
+    // With an id, the subtree's own loads (owners still inherited from above it).
+    const l = model.assigneeLoads(run.visible, new Set([...nodes.set].filter(inScope)));
     loads = { loads: mapToObject(l.loads), total: l.total, stations: mapToObject(l.stations), totalStations: l.totalStations };
   }
-  return {
-    needed,
-    stations,
+  const out = {
+    needed: nodes.needed.filter(inScope).map(ref),
+    stations: nodes.stations.filter(inScope).map(ref),
     exact: run.plan ? !!run.plan.exact : true,
     assigneeLoads: loads,
-    overloadedAssignee: run.overload ? Object.assign({}, run.overload) : null,
   };
+  if (run.overload) out.overloadedAssignee = Object.assign({}, run.overload);
+  return out;
 }
 
 // Lines that belong to a subtree: node lines plus their description lines.
@@ -301,44 +453,88 @@ function subtreeLines(nodes) {
   return lines;
 }
 
+// The words of a `find`, lower case; a leading '#' or '@' is the agent's
+// spelling of an id or a person, not part of it.
+function findWords(find) {
+  return find.toLowerCase().split(/\s+/).filter(Boolean).map((w) => w.replace(/^[#@]/, '')).filter(Boolean);
+}
+
+// Nodes (in document order) whose label, id and tags together contain every word.
+function matchesJson(nodes, find, ctx) {
+  const words = findWords(find);
+  const found = [];
+  let total = 0;
+  if (!words.length) return { total, nodes: found };
+  for (const n of nodes) {
+    const hay = [n.label, n.id || '', ...(n.tags || EMPTY)].join('\n').toLowerCase();
+    if (!words.every((w) => hay.includes(w))) continue;
+    total++;
+    if (found.length < MAX_MATCHES) found.push(summaryJson(n, ctx));
+  }
+  return { total, nodes: found };
+}
+
 // ---------------------------------------------------------------- entries
 
 function checkAnalyzePayload(payload) {
   if (!payload || typeof payload !== 'object') throw new TypeError('analyze: payload must be an object');
   if (typeof payload.text !== 'string') throw new TypeError('analyze: text must be a string');
   if (payload.id != null && typeof payload.id !== 'string') throw new TypeError('analyze: id must be a string');
-  const include = payload.include == null ? INCLUDE_KEYS : payload.include;
+  if (payload.find != null && typeof payload.find !== 'string') throw new TypeError('analyze: find must be a string');
+  for (const key of ['depth', 'maxDepth']) {
+    const v = payload[key];
+    if (v != null && !(Number.isInteger(v) && v >= 0)) throw new TypeError('analyze: ' + key + ' must be an integer >= 0');
+  }
+  const hideDone = payload.hideDone === true;
+  const include = payload.include == null ? defaultInclude(payload.find != null, payload.depth != null || hideDone) : payload.include;
   if (!Array.isArray(include) || include.some((k) => !INCLUDE_KEYS.includes(k))) {
     throw new TypeError('analyze: include must be a subset of ' + INCLUDE_KEYS.join(', '));
   }
-  return include;
+  // maxDepth is the caller's nesting limit; it cuts like depth does.
+  const depth = Math.min(payload.depth ?? Infinity, payload.maxDepth ?? Infinity);
+  return { include, depth, hideDone };
+}
+
+// A question asked with find, depth or hideDone gets just its answer (the
+// matches, the shaped tree); without them, everything the editor shows.
+function defaultInclude(find, shaped) {
+  if (!find && !shaped) return DEFAULT_INCLUDE;
+  return shaped ? ['tree'] : EMPTY;
 }
 
 function analyze(payload) {
-  const include = checkAnalyzePayload(payload);
+  const { include, depth, hideDone } = checkAnalyzePayload(payload);
   const wantTree = include.includes('tree');
   const wantWarnings = include.includes('warnings');
   const wantPath = include.includes('path');
-  const run = runPipeline(payload.text, wantWarnings || wantPath);
+  const wantStations = include.includes('stations');
+  const run = runPipeline(payload.text, wantWarnings || wantPath || wantStations);
+  let byId = null;
+  const ids = () => byId || (byId = firstById(run.roots));
 
   let tops = run.roots;
   let scope = null;
   if (payload.id != null) {
-    const target = preorder(run.roots).find((n) => n.id === payload.id);
-    if (!target) {
-      return { error: { code: 'not_found', message: 'no node with id #' + payload.id, id: payload.id } };
-    }
+    const target = nodeByRef(run.roots, ids(), payload.id);
+    if (!target) return notFound(ids(), bareId(payload.id));
     tops = [target];
     scope = new Set(preorder(tops));
   }
+  const inScope = (n) => !scope || scope.has(n);
+  const ref = (n) => refOf(n, ids());
+  let ctx = null;
+  const context = () => ctx || (ctx = {
+    effective: model.effectiveStatus(run.visible),
+    slugs: wantTree ? model.taigaSlugs(run.roots) : new Map(),
+    ref,
+  });
 
   const result = {};
   if (wantTree) {
-    const ctx = {
-      effective: model.effectiveStatus(run.visible),
-      slugs: model.taigaSlugs(run.roots),
-    };
-    result.tree = treeJson(tops, ctx);
+    const { tree, stats } = treeJson(tops, context(), { depth, hideDone });
+    result.tree = tree;
+    if (stats.cut) result.cut = { depth, nodes: stats.cut };
+    if (stats.hiddenSubtrees) result.hidden = { subtrees: stats.hiddenSubtrees, nodes: stats.hiddenNodes };
   }
   if (wantWarnings) {
     let list = run.warnings;
@@ -348,7 +544,13 @@ function analyze(payload) {
     }
     result.warnings = list.map(warningJson);
   }
-  if (wantPath) result.path = pathJson(run, scope, refMaker(run.roots));
+  const onPath = wantPath || wantStations ? pathNodes(run) : null;
+  if (wantPath) result.path = pathJson(run, onPath, inScope, ref);
+  if (wantStations) {
+    const stations = onPath.stations.filter(inScope).map((n) => summaryJson(n, context()));
+    result.stations = { exact: run.plan ? !!run.plan.exact : true, nodes: stations };
+  }
+  if (payload.find != null) result.matches = matchesJson(scope ? preorder(tops) : preorder(run.roots), payload.find, context());
   return result;
 }
 

@@ -11,15 +11,12 @@ import * as parser from './parser.js';
 import * as model from './model.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
-import { preorder, runPipeline, warningJson } from './facade.js';
+import { bareId, firstById, notFound, preorder, runPipeline, warningJson } from './facade.js';
 
 const SEP = '\u0000';
 
-function firstById(roots) {
-  const byId = new Map();
-  for (const n of preorder(roots)) if (n.id != null && !byId.has(n.id)) byId.set(n.id, n);
-  return byId;
-}
+// The verb arguments that name a node, and how a not_found names each one.
+const ID_ARGS = [['id', null], ['parent', 'parent'], ['after', 'after']];
 
 // Node identity across two versions: its id (first assignment), else its label path.
 function identityOf(roots) {
@@ -89,21 +86,68 @@ function withOps(text, ops) {
   }
 }
 
+function addNode(text, a) {
+  if (a.lines === undefined) return edit.addNodeLine(text, a.parent ?? null, a.line, a.after ?? null);
+  if (typeof edit.addNodeBlock !== 'function') throw new Error('module edit.js lacks function addNodeBlock');
+  return edit.addNodeBlock(text, a.parent ?? null, a.lines, a.after ?? null);
+}
+
 const VERBS = {
   setStatus: (t, a) => withStatus(t, a.id, a.status),
   setSize: (t, a) => edit.setSizeToken(t, a.id, a.size),
-  addNode: (t, a) => edit.addNodeLine(t, a.parent ?? null, a.line, a.after ?? null),
+  addNode,
   moveNode: (t, a) => edit.moveSubtree(t, a.id, a.parent ?? null, a.after ?? null),
   removeNode: (t, a) => (a.discard ? withStatus(t, a.id, '-') : edit.removeSubtree(t, a.id)),
   applyOps: (t, a) => withOps(t, a.ops),
   write: (_t, a) => live.normalize(a.text),
 };
 
+// The verb's arguments with every id in one spelling (`#a` and `a` name the
+// same node); an id no node of the base carries is answered as not_found,
+// with the ids the agent may have meant.
+function checkedArgs(base, args) {
+  const out = Object.assign({}, args);
+  let byId = null;
+  for (const [key, what] of ID_ARGS) {
+    if (typeof out[key] !== 'string' || out[key] === '') continue;
+    out[key] = bareId(out[key]);
+    byId = byId || firstById(runPipeline(base).roots);
+    if (!byId.has(out[key])) return notFound(byId, out[key], what);
+  }
+  return { args: out };
+}
+
+// Code points, as the host counts characters (only worth counting near the limit).
+function charCount(text) {
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d < 0xe000) { n--; i++; }
+    }
+  }
+  return n;
+}
+
+// A text over the host's limit is refused before it is analysed (the real
+// write would refuse it too, so a dry run must not report success).
+function tooLarge(text, limit, what) {
+  if (limit == null || text.length <= limit) return null;
+  const size = charCount(text);
+  if (size <= limit) return null;
+  return { error: { code: 'too_large', message: what + ' would have ' + size + ' characters; the limit is ' + limit, limit, size } };
+}
+
 function editEntry(payload) {
   const verb = VERBS[payload.verb];
   if (!verb) throw new Error('invalid_argument: unknown verb ' + payload.verb);
   const base = payload.text;
-  const next = verb(base, payload.args || {});
+  const checked = checkedArgs(base, payload.args || {});
+  if (checked.error) return checked;
+  const next = verb(base, checked.args);
+  const refused = tooLarge(next, payload.limit, 'the new text');
+  if (refused) return refused;
   const ops = live.computeOps(live.lines(base), live.lines(next));
   const out = { text: next, ops, before: stateOf(base), after: stateOf(next) };
   if (payload.current !== undefined && payload.current !== base) {
@@ -116,6 +160,8 @@ function editEntry(payload) {
       out.merged = { conflict: true };
     } else {
       const merged = live.text(live.applyOps(live.lines(payload.current), rebased));
+      const over = tooLarge(merged, payload.limit, 'your change merged into the current version');
+      if (over) return over;
       out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged));
     }
   }

@@ -17,18 +17,32 @@ from typing import Any, Protocol
 import attrs
 
 from werkbaum_core.errors import InvalidArgument, WerkbaumError
+from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
+from werkbaum_core.rules.conflicts import RecentTexts
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_core.rules.result import JSONObject, ToolResult
 from werkbaum_core.stores.protocol import Base, Store
 from werkbaum_core.text import MAX_TEXT_CHARS
+
+MAX_TREE_DEPTH = 63
+"""The deepest tree level an inspect answers (64 levels of nodes). A legal plan nests up
+to ~2,000 levels, but the SDK's pydantic serialisation gives up past ~126 tree levels
+(each is two JSON levels, node and children list; ``model_dump_json`` raises "Maximum
+serialization depth exceeded"), and so do the official clients' parsers. Cutting at 63
+leaves room for the envelope; a cut node says how many descendants it has."""
 
 
 class Analyzer(Protocol):
     """The part of the engine the tools use."""
 
     def analysis_text(
-        self, text: str, *, id: str | None = None, include: Sequence[str] | None = None
+        self,
+        text: str,
+        *,
+        id: str | None = None,
+        include: Sequence[str] | None = None,
+        view: View | None = None,
     ) -> str: ...
 
     def call(self, entry: str, payload: Any) -> Any: ...
@@ -71,6 +85,8 @@ class Services:
     becomes the result's ``mirror`` field."""
     checkpoint: Callable[[], None] = lambda: None
     """Raises if the call was cancelled; consulted right before the store step."""
+    recent: RecentTexts = attrs.field(factory=RecentTexts)
+    """The texts this server handed out, so that a conflict can show what changed."""
 
 
 Handler = Callable[[Services, JSONObject, Caller], JSONObject | ToolResult]
@@ -109,7 +125,9 @@ class ToolSpec:
 
 def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
     resolved = services.sources.resolve(args["source"])
-    out = resolved.store.read(resolved.key).to_json()
+    snapshot = resolved.store.read(resolved.key)
+    services.recent.remember(resolved.key, snapshot)
+    out = snapshot.to_json()
     if resolved.redirected_to:
         # A mirror file: the agent holds the document's base from now on.
         out["mirrorOf"] = resolved.redirected_to
@@ -123,10 +141,19 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
     if has_source:
         resolved = services.sources.resolve(args["source"])
         snapshot = resolved.store.read(resolved.key)
+        services.recent.remember(resolved.key, snapshot)
         text = snapshot.text
     else:
         text = args["text"]
-    analysis = services.engine.analysis_text(text, id=args.get("id"), include=args.get("include"))
+    view = View(
+        find=args.get("find"),
+        depth=args.get("depth"),
+        hide_done=bool(args.get("hideDone")),
+        max_depth=MAX_TREE_DEPTH,
+    )
+    analysis = services.engine.analysis_text(
+        text, id=args.get("id"), include=args.get("include"), view=view
+    )
     if has_source:
         return ToolResult.with_first("base", snapshot.base.to_json(), analysis)
     return ToolResult.from_text(analysis)
@@ -153,13 +180,15 @@ def _verb_args(verb: str, args: JSONObject) -> JSONObject:
     keys = {
         "setStatus": ("id", "status"),
         "setSize": ("id", "size"),
-        "addNode": ("parent", "line", "after"),
+        "addNode": ("parent", "line", "lines", "after"),
         "moveNode": ("id", "parent", "after"),
         "removeNode": ("id", "discard"),
         "applyOps": ("ops",),
         "write": ("text",),
     }[verb]
     out = {k: args[k] for k in keys if k in args}
+    if verb == "addNode" and ("line" in out) == ("lines" in out):
+        raise InvalidArgument("give exactly one of line or lines")
     if verb == "setStatus":
         out["status"] = _status_code(args.get("status"))
     return out
@@ -195,7 +224,9 @@ def _write(
             dry_run=bool(args.get("dryRun")),
             author=caller.display_name,
         )
-        result = write(services.engine, resolved.store, request, services.checkpoint)
+        result = write(
+            services.engine, resolved.store, request, services.checkpoint, services.recent
+        )
         if resolved.redirected_to:
             result = attrs.evolve(result, redirected_to=resolved.redirected_to)
         out = result.to_json()
@@ -226,9 +257,13 @@ def _write(
 
 # ------------------------------------------------------------------ the catalogue
 
-WRITE_NOTE = " Pass the base from your last read/write; on conflict re-read and redo."
+WRITE_NOTE = " On conflict, redo it against the error's current.base."
+
+_PARENT = {**s.NODE_ID, "description": "Parent id; omit for a root."}
+_AFTER = {**s.NODE_ID, "description": "Sibling id to place it after (default: last)."}
 
 CATALOGUE: tuple[ToolSpec, ...] = (
+    # In the order an agent works: read, inspect, the node verbs, the raw writes.
     ToolSpec(
         name="werkbaum_read",
         title="Read plan",
@@ -245,7 +280,8 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         description=(
             "What the Werkbaum editor computes for a plan (source or text): tree with "
             "status, effective status, sizes; warnings; cheapest path with stations and "
-            "per-person load. Optional id (one subtree) and include (parts)."
+            "per-person load. Narrow it: include stations (what is next), find (a node by "
+            "words), depth, hideDone, id (one subtree)."
         ),
         input_schema=s.INSPECT_INPUT,
         output_schema=s.INSPECT_OUTPUT,
@@ -257,16 +293,15 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         name="werkbaum_set_status",
         title="Set node status",
         description=(
-            "Set the status box of node #id: ? ~ / x - ! or ' ' (planned), an alias "
-            "(idea, planned, in-progress, demo, done, discarded, high-risk), or null to "
-            "remove the box. [^] (prod) needs allowProd." + WRITE_NOTE
+            "Set the status box of node #id (a code or alias; null removes the box). "
+            "[^] (prod) needs allowProd." + WRITE_NOTE
         ),
         input_schema=s.tool_input(
             {
                 "id": s.NODE_ID,
                 "status": {
                     "enum": [*s.STATUS_CODES, "X", *s.STATUS_ALIASES, None],
-                    "description": "Box code, alias, or null.",
+                    "description": "' ' is planned; aliases name the codes; null: no box.",
                 },
             },
             ["id", "status"],
@@ -276,6 +311,101 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         handler=_writer("setStatus", "werkbaum_set_status"),
         read_only=False,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_set_size",
+        title="Set node size",
+        description="Set the T-shirt size of node #id (XS…XXL), or null to remove it." + WRITE_NOTE,
+        input_schema=s.tool_input(
+            {
+                "id": s.NODE_ID,
+                "size": {"enum": [*s.SIZES, None], "description": "Size, or null to remove it."},
+            },
+            ["id", "size"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("setSize", "werkbaum_set_size"),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_add_node",
+        title="Add node",
+        description=(
+            "Add a node line, or a block of them (lines), as the last children of parent "
+            "(omit for roots) or after sibling 'after'." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {
+                "parent": _PARENT,
+                "line": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "A node line, no indentation: '- [ ] #auth.token: Check (S)'.",
+                },
+                "lines": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": s.MAX_BLOCK_LINES,
+                    "items": {"type": "string"},
+                    "description": (
+                        "Instead of line: unindented node lines, each followed by its "
+                        "children and '\" ' description lines, indented relative to it."
+                    ),
+                },
+                "after": _AFTER,
+            },
+            [],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("addNode", "werkbaum_add_node"),
+        read_only=False,
+    ),
+    ToolSpec(
+        name="werkbaum_move_node",
+        title="Move node",
+        description=(
+            "Move node #id with its subtree and description lines under parent, after "
+            "sibling 'after' or last; other lines stay byte-identical." + WRITE_NOTE
+        ),
+        input_schema=s.tool_input(
+            {
+                "id": s.NODE_ID,
+                "parent": {**s.NODE_ID, "description": "New parent id; omit for root level."},
+                "after": _AFTER,
+            },
+            ["id"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("moveNode", "werkbaum_move_node"),
+        read_only=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_remove_node",
+        title="Remove node",
+        description="Remove node #id (discard, or delete it with its subtree)." + WRITE_NOTE,
+        input_schema=s.tool_input(
+            {
+                "id": s.NODE_ID,
+                "discard": {
+                    "type": "boolean",
+                    "description": (
+                        "true: mark it [-] (deliberately not done); false: delete its "
+                        "subtree and its description block."
+                    ),
+                },
+            },
+            ["id", "discard"],
+            write=True,
+        ),
+        output_schema=s.WRITE_OUTPUT,
+        handler=_writer("removeNode", "werkbaum_remove_node"),
+        read_only=False,
+        destructive=True,
     ),
     ToolSpec(
         name="werkbaum_apply_ops",
@@ -298,80 +428,17 @@ CATALOGUE: tuple[ToolSpec, ...] = (
             "diff." + WRITE_NOTE
         ),
         input_schema=s.tool_input(
-            {"text": {"type": "string", "maxLength": MAX_TEXT_CHARS}}, ["text"], write=True
+            {
+                "text": {
+                    "type": "string",
+                    "description": f"The whole new plan text (at most {MAX_TEXT_CHARS:,} chars).",
+                }
+            },
+            ["text"],
+            write=True,
         ),
         output_schema=s.WRITE_OUTPUT,
         handler=_writer("write", "werkbaum_write"),
-        read_only=False,
-        destructive=True,
-    ),
-    ToolSpec(
-        name="werkbaum_add_node",
-        title="Add node",
-        description=(
-            "Add a node line (no indentation, e.g. '- [ ] #auth.token: Check token (S)') "
-            "as the last child of parent (omit for a new root) or after sibling 'after'."
-            + WRITE_NOTE
-        ),
-        input_schema=s.tool_input(
-            {
-                "parent": {**s.NODE_ID, "description": "Parent id; omit for a root."},
-                "line": {"type": "string", "minLength": 1},
-                "after": {**s.NODE_ID, "description": "Sibling id to insert after."},
-            },
-            ["line"],
-            write=True,
-        ),
-        output_schema=s.WRITE_OUTPUT,
-        handler=_writer("addNode", "werkbaum_add_node"),
-        read_only=False,
-    ),
-    ToolSpec(
-        name="werkbaum_move_node",
-        title="Move node",
-        description=(
-            "Move node #id with its subtree, continuation and description lines under "
-            "parent (omit for root level), after sibling 'after' or last. Other lines stay "
-            "byte-identical." + WRITE_NOTE
-        ),
-        input_schema=s.tool_input(
-            {
-                "id": s.NODE_ID,
-                "parent": {**s.NODE_ID, "description": "New parent id; omit for root level."},
-                "after": {**s.NODE_ID, "description": "Sibling id to place it after."},
-            },
-            ["id"],
-            write=True,
-        ),
-        output_schema=s.WRITE_OUTPUT,
-        handler=_writer("moveNode", "werkbaum_move_node"),
-        read_only=False,
-        idempotent=True,
-    ),
-    ToolSpec(
-        name="werkbaum_set_size",
-        title="Set node size",
-        description="Set the T-shirt size of node #id (XS…XXL), or null to remove it." + WRITE_NOTE,
-        input_schema=s.tool_input(
-            {"id": s.NODE_ID, "size": {"enum": [*s.SIZES, None]}}, ["id", "size"], write=True
-        ),
-        output_schema=s.WRITE_OUTPUT,
-        handler=_writer("setSize", "werkbaum_set_size"),
-        read_only=False,
-        idempotent=True,
-    ),
-    ToolSpec(
-        name="werkbaum_remove_node",
-        title="Remove node",
-        description=(
-            "Remove node #id: discard=true marks it [-] (deliberately not done); "
-            "discard=false deletes its subtree and its description block." + WRITE_NOTE
-        ),
-        input_schema=s.tool_input(
-            {"id": s.NODE_ID, "discard": {"type": "boolean"}}, ["id", "discard"], write=True
-        ),
-        output_schema=s.WRITE_OUTPUT,
-        handler=_writer("removeNode", "werkbaum_remove_node"),
         read_only=False,
         destructive=True,
     ),

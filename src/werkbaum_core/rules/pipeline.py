@@ -13,11 +13,13 @@ from typing import Any, Protocol
 
 import attrs
 
-from werkbaum_core.errors import Blocked, InvalidArgument
+from werkbaum_core.errors import Blocked, Conflict, InvalidArgument, from_json
 from werkbaum_core.rules import guard
+from werkbaum_core.rules.conflicts import RecentTexts, explained
 from werkbaum_core.rules.diff import unified
 from werkbaum_core.rules.schemas import MAX_OPS
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, Store, conflict
+from werkbaum_core.text import MAX_TEXT_CHARS, check_size
 
 VERBS = ("setStatus", "setSize", "addNode", "moveNode", "removeNode", "applyOps", "write")
 
@@ -57,6 +59,9 @@ class WriteResult:
     redirected_to: str | None = None
     mirror: dict[str, Any] | None = None
     findings: tuple[str, ...] = ()
+    merged: str | None = None
+    """A diff from the agent's own result to what the store holds: the other
+    changes (a co-editor's) that the backend merged this change with."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -68,6 +73,8 @@ class WriteResult:
         }
         if self.redirected_to:
             out["redirectedTo"] = self.redirected_to
+        if self.merged is not None:
+            out["merged"] = {"diff": self.merged}
         if self.mirror is not None:
             out["mirror"] = self.mirror
         if self.findings:
@@ -91,21 +98,41 @@ class Planned:
     delta: guard.Delta
 
 
-def plan(engine: EngineCalls, store: Store, request: WriteRequest) -> Planned:
-    """Everything up to (not including) the store step; raises ``Blocked``/``Conflict``."""
-    base_text, current = store.base_text(request.source, request.base)
+def plan(
+    engine: EngineCalls, store: Store, request: WriteRequest, recent: RecentTexts | None = None
+) -> Planned:
+    """Everything up to (not including) the store step; raises ``Blocked``/``Conflict``.
+
+    ``recent`` (texts this server handed out) lets a conflict show a diff when
+    the store itself no longer knows the agent's base text.
+    """
+    check_size(_argument_chars(request.args), "the text in this change")
+    try:
+        base_text, current = store.base_text(request.source, request.base)
+    except Conflict as exc:
+        known = recent.text(request.source, request.base.checksum) if recent else None
+        raise _conflict(exc, known, request, recent) from None
+    for text in (base_text, current.text):  # stores bound their texts; the engine relies on it
+        check_size(len(text), "the plan")
     sets_prod = request.verb == "setStatus" and request.args.get("status") == "^"
     if sets_prod and not request.allow_prod:
         raise Blocked(
             "an agent does not set [^] (in production) on its own; pass allowProd: true "
             "only if a human asked for it",
-            nodes=[f"#{request.args.get('id')}"],
+            nodes=["#" + str(request.args.get("id")).removeprefix("#")],
             flag="allowProd",
         )
-    payload: dict[str, Any] = {"text": base_text, "verb": request.verb, "args": request.args}
+    payload: dict[str, Any] = {
+        "text": base_text,
+        "verb": request.verb,
+        "args": request.args,
+        "limit": MAX_TEXT_CHARS,
+    }
     if current.text != base_text:
         payload["current"] = current.text
     out = engine.call("edit", payload)
+    if "error" in out:  # an unknown id (with didYouMean), a result over the limit
+        raise from_json(out["error"])
     before = guard.State.from_json(out["before"])
     after = guard.State.from_json(out["after"])
     change = guard.check(
@@ -115,7 +142,7 @@ def plan(engine: EngineCalls, store: Store, request: WriteRequest) -> Planned:
     merged = out.get("merged")
     if merged is not None:
         if merged.get("conflict"):
-            raise conflict(request.source, current)
+            raise _conflict(conflict(request.source, current), base_text, request, recent)
         guard.check(
             guard.State.from_json(out["current"]),
             guard.State.from_json(merged),
@@ -137,15 +164,26 @@ def plan(engine: EngineCalls, store: Store, request: WriteRequest) -> Planned:
     )
 
 
-def store_planned(engine: EngineCalls, store: Store, planned: Planned) -> WriteResult:
+def store_planned(
+    engine: EngineCalls, store: Store, planned: Planned, recent: RecentTexts | None = None
+) -> WriteResult:
     """The store step, and the result that describes what the store now holds."""
     request = planned.request
     if not planned.ops:
         # Nothing changes: no write, no new version, same base.
         return _result(planned, planned.current, planned.delta)
-    stored = store.write(
-        request.source, request.base, list(planned.ops), planned.new_text, author=request.author
-    )
+    try:
+        stored = store.write(
+            request.source,
+            request.base,
+            list(planned.ops),
+            planned.new_text,
+            author=request.author,
+        )
+    except Conflict as exc:
+        raise _conflict(exc, planned.base_text, request, recent) from None
+    if recent is not None:
+        recent.remember(request.source, stored)
     change = planned.delta
     findings: tuple[str, ...] = ()
     if stored.text != planned.expected_text:
@@ -156,13 +194,46 @@ def store_planned(engine: EngineCalls, store: Store, planned: Planned) -> WriteR
 
 
 def _result(planned: Planned, snapshot: Snapshot, change: guard.Delta) -> WriteResult:
+    """The result for ``snapshot``: the diff is the agent's own change; anything
+    else the snapshot holds was merged in, and ``merged`` shows it."""
+    name = _name(planned.request.source)
     return WriteResult(
         base=snapshot.base,
         lines=snapshot.lines,
         ops=planned.ops,
-        diff=unified(planned.base_text, snapshot.text, _name(planned.request.source)),
+        diff=unified(planned.base_text, planned.new_text, name),
         warnings=change,
+        merged=(
+            unified(planned.new_text, snapshot.text, name)
+            if snapshot.text != planned.new_text
+            else None
+        ),
     )
+
+
+def _conflict(
+    error: Conflict, base_text: str | None, request: WriteRequest, recent: RecentTexts | None
+) -> Conflict:
+    """A store's conflict as the agent gets it; its current text is remembered, since the
+    agent's retry will name that base."""
+    current = error.details.get("current")
+    if recent is not None and isinstance(current, dict) and isinstance(current.get("text"), str):
+        checksum = current["base"]["checksum"]
+        snapshot = Snapshot(current["text"], Base(checksum, current["base"].get("version")))
+        recent.remember(request.source, snapshot)
+    return explained(error, base_text, _name(request.source))
+
+
+def _argument_chars(value: Any) -> int:
+    """Characters of every string in a verb's arguments: all of them end up in the new
+    text, so a sum over the limit is a new text over the limit."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_argument_chars(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_argument_chars(v) for v in value)
+    return 0
 
 
 def write(
@@ -170,24 +241,24 @@ def write(
     store: Store,
     request: WriteRequest,
     checkpoint: Callable[[], None] = lambda: None,
+    recent: RecentTexts | None = None,
 ) -> WriteResult:
     """Run one write request through the whole pipeline.
 
     ``checkpoint`` runs right before the store step and may raise (a cancelled
     call): up to there nothing has been written; from there on the write completes.
+    ``recent`` remembers the texts handed out, so that a conflict can say what changed.
     """
-    planned = plan(engine, store, request)
+    planned = plan(engine, store, request, recent)
     if request.dry_run:
-        result = _result(planned, planned.current, planned.delta)
+        expected = Snapshot(planned.expected_text, request.base)
         return attrs.evolve(
-            result,
-            base=request.base,
-            lines=planned.expected_text.count("\n") + 1,
-            diff=unified(planned.base_text, planned.expected_text, _name(request.source)),
+            _result(planned, expected, planned.delta),
+            lines=expected.lines,
             dry_run=True,
         )
     checkpoint()
-    return store_planned(engine, store, planned)
+    return store_planned(engine, store, planned, recent)
 
 
 def _name(source: str) -> str:

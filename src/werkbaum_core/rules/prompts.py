@@ -178,28 +178,32 @@ sub-packages.
 
 {_safeguard(source)}
 
-1. Read first: call werkbaum_read with source {source} (text and base) and \
-werkbaum_inspect with source {source} and id {quoted_id} (subtree, warnings, path). \
-Understand the node's label, description, size, status, owners, dependencies and \
-existing children. If no node has this id, stop and say so. The resource \
+1. Read first: call werkbaum_inspect with source {source} and id {quoted_id} (subtree, \
+warnings, path, and the base to write against); call werkbaum_read as well only if you \
+need the exact lines. Understand the node's label, description, size, status, owners, \
+dependencies and existing children. If no node has this id, stop and say so. The resource \
 werkbaum://guide explains the notation.
 2. Design the breakdown: a handful of sub-packages, each with its own id below the \
 node's (#{node}.<part>), a status box ([ ] planned, [?] where undecided), a size \
 (prefer XS and S, M at most) and an owner (@name) where it is clear. Use - for \
-required parts and + for optional extras; use | or = only for real alternatives, and \
-never mix gate kinds within one group. If the node already has children, refine them \
-instead of duplicating them.
+required parts and + for optional extras; use | or = only for real alternatives. One \
+group never mixes gate kinds: if the node already has children, give the new ones the \
+gate character its children use, and refine existing children instead of duplicating \
+them.
 3. Make the sizes fit: the lower bounds of the required parts (XS 1, S 2, M 4, L 8, \
 XL 16) must add up to less than the node's upper bound (XS 2, S 4, M 8, L 16, XL 32); \
 otherwise raise the node's size with werkbaum_set_size or explain why not.
-4. Show the proposed breakdown, then write it in small steps: werkbaum_add_node with \
-parent {quoted_id} and one unindented line per call, e.g. \
-"- [ ] #{node}.api: Define the API (S)". Make every call with dryRun: true first, check \
-the diff and the warning delta, then repeat it without dryRun.
+4. Show the proposed breakdown, then write it as one block: a single werkbaum_add_node \
+call with parent {quoted_id} and lines, one unindented line per new child (a child's \
+own children and " description lines indented below it), e.g. lines \
+["- [ ] #{node}.api: Define the API (S)", "- [ ] #{node}.ui: Build the form (S)"]. \
+Make the call with dryRun: true first, check the diff and the warning delta, then \
+repeat it without dryRun.
 5. Guard rails: pass the base from your latest read or write result verbatim; each \
 write returns the next one. Never set [^] and never pass allowProd. Do not pass \
-allowWarnings: if a write is blocked, fix the cause. On a conflict, re-read with \
-werkbaum_read and werkbaum_inspect and redo the step on the current text. Prefer the \
+allowWarnings: if a write is blocked, fix the cause. A conflict carries the current \
+base and a diff of what changed since yours: redo the step against that base (inspect \
+again if you need more of the current text). Prefer the \
 node verbs (werkbaum_add_node, werkbaum_set_size, werkbaum_move_node, \
 werkbaum_set_status, werkbaum_remove_node) over werkbaum_apply_ops and werkbaum_write. \
 Change nothing outside #{node} and its subtree.

@@ -17,6 +17,8 @@ FLAGS = ("allowWarnings", "allowProd", "dryRun")
 def _type_of(schema: dict[str, Any]) -> str:
     if "enum" in schema:
         return " \\| ".join("null" if v is None else f"`{json.dumps(v)}`" for v in schema["enum"])
+    if "anyOf" in schema:
+        return " \\| ".join(_type_of(branch) for branch in schema["anyOf"])
     kind = schema.get("type", "any")
     if kind == "array":
         return f"array of {_type_of(schema.get('items', {}))}"

@@ -28,22 +28,39 @@ SOURCE: Schema = {
     "minLength": 1,
     "description": "Plan file path, or a shared document's URL, share link or uuid.",
 }
+VERSION: Schema = {
+    # anyOf, not a type array: single-type dialects (Gemini) reject ["integer", "null"].
+    "anyOf": [{"type": "integer"}, {"type": "null"}],
+    "description": "Document version; null for a file.",
+}
 BASE: Schema = {
     "type": "object",
     "description": "From your last read or write result, verbatim.",
     "properties": {
-        "version": {"type": ["integer", "null"]},
-        "checksum": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+        "version": VERSION,
+        "checksum": {
+            "type": "string",
+            "pattern": "^sha256:[0-9a-f]{64}$",
+            "description": "Checksum of the text you read.",
+        },
     },
     "required": ["checksum"],
     "additionalProperties": False,
 }
-NODE_ID: Schema = {"type": "string", "minLength": 1, "description": "Node id, without '#'."}
+NODE_ID: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Node id, with or without '#'.",
+}
 WRITE_FLAGS: dict[str, Schema] = {
     "allowWarnings": {"type": "boolean", "description": "Allow new structural warnings."},
     "allowProd": {"type": "boolean", "description": "Allow [^] (only if a human asked)."},
     "dryRun": {"type": "boolean", "description": "Preview: write nothing."},
 }
+MAX_BLOCK_LINES = 1000
+"""Lines of one ``add_node`` block (as many as ops per call)."""
+MAX_FIND_CHARS = 200
+"""A ``find`` is a few words."""
 
 
 def tool_input(properties: dict[str, Schema], required: list[str], *, write: bool) -> Schema:
@@ -64,15 +81,44 @@ INSPECT_INPUT: Schema = {
         "source": SOURCE,
         "text": {
             "type": "string",
-            "maxLength": MAX_TEXT_CHARS,
-            "description": "Plan text to analyse instead of a source.",
+            "description": (
+                f"Plan text to analyse instead of a source (at most {MAX_TEXT_CHARS:,} chars)."
+            ),
         },
-        "id": {**NODE_ID, "description": "Only this node's subtree."},
+        "id": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Only this node's subtree: its id (with or without '#'), or L<line>.",
+        },
         "include": {
             "type": "array",
-            "items": {"enum": ["tree", "warnings", "path"]},
+            "items": {"enum": ["tree", "warnings", "path", "stations"]},
             "uniqueItems": True,
-            "description": "Parts to return (default all).",
+            "description": (
+                "Parts: tree, warnings, path (the default), stations (what is next, as "
+                "node summaries). With find, depth or hideDone: only their answer."
+            ),
+        },
+        "find": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_FIND_CHARS,
+            "description": (
+                "Words a node's label, id or tags must all contain (any case): "
+                "matches (at most 50) and their total."
+            ),
+        },
+        "depth": {
+            "type": "integer",
+            "minimum": 0,
+            "description": (
+                "Tree levels below the roots (or id); a node cut there carries "
+                "descendants: inspect its id for them."
+            ),
+        },
+        "hideDone": {
+            "type": "boolean",
+            "description": "Leave out subtrees that are done, in production or discarded.",
         },
     },
     "additionalProperties": False,
@@ -85,20 +131,25 @@ OPS: Schema = {
     "items": {
         "type": "object",
         "properties": {
-            "op": {"enum": ["insert", "replace", "delete"]},
-            "index": {"type": "integer", "minimum": 0},
-            "count": {"type": "integer", "minimum": 0},
-            "lines": {"type": "array", "items": {"type": "string"}},
+            "op": {"enum": ["insert", "replace", "delete"], "description": "What to do."},
+            "index": {"type": "integer", "minimum": 0, "description": "First line (0-based)."},
+            "count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Lines replaced or deleted.",
+            },
+            "lines": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Lines to insert or replace with.",
+            },
         },
         "required": ["op", "index"],
         "additionalProperties": False,
     },
 }
 
-_BASE_OUT: Schema = {
-    "type": "object",
-    "properties": {"version": {"type": ["integer", "null"]}, "checksum": {"type": "string"}},
-}
+_BASE_OUT: Schema = {"type": "object", "description": "{version, checksum}"}
 _WARNING_OUT: Schema = {
     "type": "object",
     "description": "type, line (if any), type-specific fields, English text, structural.",
@@ -125,11 +176,17 @@ READ_OUTPUT: Schema = {
 INSPECT_OUTPUT: Schema = {
     "type": "object",
     "description": (
-        "Nodes omit fields at their default (gate 'and', false, empty, null). "
-        "effectiveStatus appears only where it differs from status; "
-        "assumedSize only where size is missing. Path refs are '#id' or 'L<line>'."
+        "Fields at their default are left out; effectiveStatus only where it differs "
+        "from status, assumedSize only where size is missing. Refs: '#id' or 'L<line>'."
     ),
     "$defs": {
+        "summary": {
+            "type": "object",
+            "description": (
+                "ref, line, label, status, effectiveStatus, size or assumedSize, assignees"
+            ),
+            "required": ["ref", "line", "label"],
+        },
         "node": {
             "type": "object",
             "properties": {
@@ -144,13 +201,21 @@ INSPECT_OUTPUT: Schema = {
                 # Not a recursive $ref: clients validate structuredContent against
                 # this schema, and a recursive one costs them ~25 ms per large plan.
                 "children": {"type": "array", "description": "child nodes, same shape"},
+                "descendants": {"type": "integer", "description": "nodes cut below it"},
             },
             "required": ["label", "line"],
+        },
+        "list": {
+            "type": "object",
+            "description": "stations: {exact, nodes}; matches: {total, nodes}",
+            "properties": {"nodes": {"type": "array", "items": {"$ref": "#/$defs/summary"}}},
         },
     },
     "properties": {
         "base": _BASE_OUT,
         "tree": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+        "cut": {"type": "object", "description": "{depth, nodes}: where the tree stops"},
+        "hidden": {"type": "object", "description": "{subtrees, nodes} left out by hideDone"},
         "warnings": {"type": "array", "items": _WARNING_OUT},
         "path": {
             "type": "object",
@@ -162,24 +227,29 @@ INSPECT_OUTPUT: Schema = {
                 "stations": {"type": "array", "description": "refs, in document order"},
                 "exact": {"type": "boolean"},
                 "assigneeLoads": {"type": "object"},
-                "overloadedAssignee": {"type": ["object", "null"]},
+                "overloadedAssignee": {"type": "object"},
             },
         },
+        "stations": {"$ref": "#/$defs/list"},
+        "matches": {"$ref": "#/$defs/list"},
     },
 }
 
 WRITE_OUTPUT: Schema = {
     "type": "object",
-    "description": "warnings: {added[], removed[], remaining (count)} against your base.",
+    "description": (
+        "diff: your change; warnings: {added[], removed[], remaining} against your base. "
+        "Where they apply: merged {diff} (others' changes merged in), redirectedTo, "
+        "mirror, findings, dryRun."
+    ),
+    # Only the fields every result has: each write tool repeats this schema, and
+    # tools/list is paid for in every agent's context.
     "properties": {
         "base": _BASE_OUT,
         "lines": {"type": "integer"},
         "ops": {"type": "array"},
         "diff": {"type": "string"},
         "warnings": {"type": "object"},
-        "redirectedTo": {"type": "string"},
-        "mirror": {"type": "object"},
-        "dryRun": {"type": "boolean"},
     },
     "required": ["base", "lines", "ops", "diff", "warnings"],
 }

@@ -86,14 +86,14 @@ class MirrorOutcome:
         return {"error": self.error}
 
     def describe(self) -> str:
-        """One line for a terminal or cron log, worded as ``pull-doc`` prints it."""
-        shown = f"„{one_line(self.title or '')}“ (Version {self.version})"
+        """One line for a terminal or cron log."""
+        shown = f"“{one_line(self.title or '')}” (version {self.version})"
         if self.kind == "commit":
-            return f"Committet {(self.commit or '')[:7]}: {self.subject}"
+            return f"Committed {(self.commit or '')[:7]}: {self.subject}"
         if self.kind == "written":
-            return f"Geschrieben: {self.file} — {shown}"
+            return f"Written: {self.file} — {shown}"
         if self.kind == "unchanged":
-            return f"Unverändert: {shown} — nichts zu tun."
+            return f"Unchanged: {shown} — nothing to do."
         return f"mirror failed ({self.stage}): {self.error}"
 
 

@@ -1,0 +1,109 @@
+"""What a conflict tells the agent: the new base and what changed since its own.
+
+A stale base used to answer with the whole current text (70 KB on the
+reference plan) and no word about what changed. Now a conflict carries
+``current: {base, diff?, diffCut?, text?}``:
+
+- ``base`` — the current version's base, to pass back on the retry;
+- ``diff`` — a unified diff from the agent's base text to the current text,
+  bounded (``diffCut: true`` and a closing "… N more diff lines" when cut);
+- ``text`` — the whole current text, only when it is short
+  (≤ ``MAX_CONFLICT_TEXT`` characters) or when no diff can be computed.
+
+The diff needs the agent's base text. A document store finds it in its cache
+or the backend's history; a file store keeps no history, so the server
+remembers the texts it handed out (:class:`RecentTexts`: reads, inspects,
+write results, conflicts). A base this server never served (another process
+read it, or it fell out of the bounded memory) has no diff: the conflict then
+carries the whole current text, as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from werkbaum_core.errors import Conflict
+from werkbaum_core.rules.diff import bounded
+from werkbaum_core.stores.protocol import Snapshot
+
+MAX_CONFLICT_TEXT = 8_000
+"""The current text rides along only up to this many characters (or without a diff)."""
+MAX_CONFLICT_DIFF_LINES = 80
+MAX_CONFLICT_DIFF_CHARS = 8_000
+"""Bounds of a conflict's diff: beyond them the agent re-reads."""
+
+RECENT_ENTRIES = 32
+RECENT_CHARS = 8_000_000
+"""Bounds of the remembered texts: entries, and characters in all of them."""
+
+
+class RecentTexts:
+    """The last texts this server handed out or stored, by store key and checksum.
+
+    Thread-safe and bounded. A checksum names exactly one text, so a hit is the
+    agent's base text itself.
+    """
+
+    def __init__(self, entries: int = RECENT_ENTRIES, chars: int = RECENT_CHARS) -> None:
+        self._entries, self._chars = entries, chars
+        self._texts: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def remember(self, key: str, snapshot: Snapshot) -> None:
+        if len(snapshot.text) > self._chars:
+            return
+        item = (key, snapshot.base.checksum)
+        with self._lock:
+            if item in self._texts:
+                self._texts.move_to_end(item)
+                return
+            self._texts[item] = snapshot.text
+            self._held += len(snapshot.text)
+            while len(self._texts) > self._entries or self._held > self._chars:
+                _, dropped = self._texts.popitem(last=False)
+                self._held -= len(dropped)
+
+    def text(self, key: str, checksum: str) -> str | None:
+        with self._lock:
+            found = self._texts.get((key, checksum))
+            if found is not None:
+                self._texts.move_to_end((key, checksum))
+            return found
+
+
+def explained(error: Conflict, base_text: str | None, name: str) -> Conflict:
+    """The conflict as the agent gets it: new base, diff from ``base_text``, text if short.
+
+    ``error`` is a store's conflict (``current: {text, base}``); ``base_text``
+    is the agent's base text, or None where it is not known.
+    """
+    current = error.details.get("current")
+    if not isinstance(current, dict) or not isinstance(current.get("text"), str):
+        return error
+    text: str = current["text"]
+    shown: dict[str, object] = {"base": current["base"]}
+    if base_text is not None:
+        diff, cut = bounded(
+            base_text,
+            text,
+            name,
+            limit=MAX_CONFLICT_DIFF_LINES,
+            max_chars=MAX_CONFLICT_DIFF_CHARS,
+        )
+        shown["diff"] = diff
+        if cut:
+            shown["diffCut"] = True
+    whole = base_text is None or len(text) <= MAX_CONFLICT_TEXT
+    if whole:
+        shown["text"] = text
+    source = error.details.get("source", name)
+    if base_text is None:
+        how = "current.text is the whole current text"
+    else:
+        how = "current.diff shows what changed from your base"
+        if not whole:
+            how += "; read the plan again if you need more of it"
+    message = f"{source} changed since your base: {how}. Apply your change again with current.base."
+    return Conflict(message, **{**error.details, "current": shown})

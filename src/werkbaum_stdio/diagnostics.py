@@ -1,0 +1,158 @@
+"""``werkbaum check``'s findings: one :class:`Diagnostic` per warning or unreadable file.
+
+The facts come from the engine (one analysis per file); this module only
+places them for a reader: which line and column to point at, how severe, and
+the message without the engine's own "Line N:" prefix, which the location
+already says. Columns are found by looking for the token a warning names
+verbatim in its line (``[z]``, ``:#id``, ``(M)``), else the line's first
+non-blank character — no line is parsed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from werkbaum_core.model import Analysis, Warning
+
+ERROR = "error"
+WARNING = "warning"
+UNREADABLE = "unreadable"
+"""Type of a file that cannot be read (missing, a FIFO, a device, not UTF-8, too large)."""
+NOT_ANALYSED = "notAnalysed"
+"""Type of a file the engine refused (too large for it, an engine failure)."""
+
+EXIT_CLEAN = 0
+EXIT_WARNINGS = 1
+EXIT_UNREADABLE = 2
+
+SUMMARIES = {
+    "mixedGate": "The children of one node mix gate kinds.",
+    "unknownStatus": "A status box holds an unknown character.",
+    "descStray": "A line belongs to no node.",
+    "duplicateId": "An id is given to two nodes.",
+    "xorConflict": "An exactly-one group has more than one realized alternative.",
+    "unknownDep": "A dependency points to no node.",
+    "unknownDesc": "A description block matches no node.",
+    "sizeConflict": "The sized parts of a node add up to more than its size.",
+    "assigneeOverload": "One person carries most of the open work on the cheapest path.",
+    "cheapApprox": "The cheapest path is only approximate.",
+    UNREADABLE: "The file cannot be read as a plan.",
+    NOT_ANALYSED: "The plan cannot be analysed.",
+}
+"""One sentence per diagnostic type, for rule lists (SARIF) and help texts."""
+
+_ID_CHARS = "._-"
+
+
+@attrs.frozen(kw_only=True)
+class Diagnostic:
+    """One finding in one file; ``line``/``column`` (1-based) None when it has no place."""
+
+    file: str
+    type: str
+    severity: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    fatal: bool = False
+    """The file was not analysed (exit 2), as opposed to a finding about the plan."""
+
+    def exit_code(self, strict: bool) -> int:
+        if self.fatal:
+            return EXIT_UNREADABLE
+        return EXIT_WARNINGS if self.severity == ERROR or strict else EXIT_CLEAN
+
+
+def failure(file: str, type: str, reason: str) -> Diagnostic:
+    """A file that could not be read or analysed: one diagnostic, exit 2."""
+    return Diagnostic(file=file, type=type, severity=ERROR, message=reason, fatal=True)
+
+
+def from_analysis(file: str, text: str, analysis: Analysis) -> list[Diagnostic]:
+    """The diagnostics of one analysed plan, in the engine's order."""
+    lines = text.split("\n")
+    labels = {node.line: node.label for node in analysis.nodes()}
+    return [_from_warning(file, w, lines, labels) for w in analysis.warnings or ()]
+
+
+def _from_warning(
+    file: str, warning: Warning, lines: Sequence[str], labels: dict[int, str]
+) -> Diagnostic:
+    message = warning.text
+    if warning.line is not None:
+        message = message.removeprefix(f"Line {warning.line}: ")
+    line = warning.line
+    if warning.type == "mixedGate":
+        # Point at the sibling whose gate differs, and name the group's first child.
+        line = warning.fields.get("siblingLine", line)
+        first = labels.get(warning.line or 0, "")
+        message += f' The group\'s first child is "{first}" (line {warning.line}).'
+    text = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
+    return Diagnostic(
+        file=file,
+        type=warning.type,
+        severity=ERROR if warning.structural else WARNING,
+        message=message,
+        line=line,
+        column=_column(warning, text) if text is not None else None,
+    )
+
+
+def _column(warning: Warning, text: str) -> int:
+    for token, offset in _tokens(warning):
+        at = _find(text, token, case_blind=warning.type == "sizeConflict")
+        if at >= 0:
+            return at + offset + 1
+    return len(text) - len(text.lstrip(" \t")) + 1
+
+
+def _tokens(warning: Warning) -> Iterable[tuple[str, int]]:
+    """The tokens a warning names, as written, each with the offset of its start."""
+    fields = warning.fields
+    if warning.type == "unknownStatus":
+        yield f"[{fields.get('code', '')}]", 0
+    elif warning.type == "unknownDep":
+        yield f":#{fields.get('id', '')}", 0
+        yield f",#{fields.get('id', '')}", 1
+    elif warning.type in ("duplicateId", "unknownDesc"):
+        yield f"#{fields.get('id', '')}", 0
+    elif warning.type == "sizeConflict":
+        yield f"({fields.get('size', '')})", 0
+
+
+def _find(text: str, token: str, *, case_blind: bool) -> int:
+    """Where ``token`` starts in ``text`` as a whole token (not the start of a longer
+    id), or -1; a size is written in any case and the last one counts."""
+    if case_blind:
+        return text.lower().rfind(token.lower())
+    start = text.find(token)
+    while start >= 0:
+        after = text[start + len(token) : start + len(token) + 1]
+        if not (after.isalnum() or (after and after in _ID_CHARS)):
+            return start
+        start = text.find(token, start + 1)
+    return -1
+
+
+def worst_exit(diagnostics: Iterable[Diagnostic], strict: bool) -> int:
+    """The exit status of a run: the worst of all its diagnostics."""
+    return max((d.exit_code(strict) for d in diagnostics), default=EXIT_CLEAN)
+
+
+def summary(diagnostics: Sequence[Diagnostic], files: int) -> str:
+    """``3 errors, 1 warning in 2 files (5 checked)``, or ``no problems (5 files checked)``."""
+    if not diagnostics:
+        return f"no problems ({_count(files, 'file')} checked)"
+    errors = sum(d.severity == ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    affected = len({d.file for d in diagnostics})
+    return (
+        f"{_count(errors, 'error')}, {_count(warnings, 'warning')} "
+        f"in {_count(affected, 'file')} ({files} checked)"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n:,} {noun}s"

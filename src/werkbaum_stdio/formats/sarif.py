@@ -1,0 +1,84 @@
+"""SARIF 2.1.0 (the OASIS standard), shaped for GitHub code scanning's upload.
+
+GitHub needs, beyond the schema: a rule per ``ruleId`` in ``tool.driver.rules``,
+a ``physicalLocation`` with a relative URI and a ``region.startLine`` on every
+result. A finding without a line (a whole-plan warning, an unreadable file) is
+therefore placed on line 1 of its file. Columns count Unicode code points
+(``columnKind``), as the text format does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import quote
+
+from werkbaum_core import __version__
+from werkbaum_stdio.diagnostics import ERROR, SUMMARIES, Diagnostic
+
+SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+
+
+def _uri(file: str) -> str:
+    path = PurePath(file)
+    if path.is_absolute():
+        return "file://" + quote(path.as_posix())
+    return quote(path.as_posix())
+
+
+def _rule(type_: str, severity: str) -> dict[str, Any]:
+    return {
+        "id": type_,
+        "shortDescription": {"text": SUMMARIES.get(type_, type_)},
+        "defaultConfiguration": {"level": "error" if severity == ERROR else "warning"},
+    }
+
+
+def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
+    region: dict[str, int] = {"startLine": d.line if d.line is not None else 1}
+    if d.column is not None:
+        region["startColumn"] = d.column
+    return {
+        "ruleId": d.type,
+        "ruleIndex": rule_index,
+        "level": "error" if d.severity == ERROR else "warning",
+        "message": {"text": d.message},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(d.file)},
+                    "region": region,
+                }
+            }
+        ],
+    }
+
+
+def log(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
+    """The SARIF log of one run of ``werkbaum check``."""
+    index: dict[str, int] = {}
+    rules: list[dict[str, Any]] = []
+    for d in diagnostics:
+        if d.type not in index:
+            index[d.type] = len(rules)
+            rules.append(_rule(d.type, d.severity))
+    driver = {"name": "werkbaum", "version": __version__, "rules": rules}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, index[d.type]) for d in diagnostics],
+            }
+        ],
+    }
+
+
+def render(diagnostics: Sequence[Diagnostic], colour: bool) -> str:
+    return json.dumps(log(diagnostics), ensure_ascii=False, indent=2) + "\n"

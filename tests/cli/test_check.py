@@ -1,0 +1,239 @@
+"""``werkbaum check`` as a linter: per-file results, locations, severities, exit status.
+
+Through the installed script, on every executor where the engine's facts matter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.scripts import BIN, PLAIN_ENV, run
+from tests.conftest import REFERENCE_PLAN, REPO
+from tests.tools import require_tool
+from werkbaum_core import EXECUTORS, __version__
+
+BROKEN = "[ ] Plan\n  - [ ] A (S)\n  | [ ] B (S)\n  - [z] C :#nope\n"
+"""Line 3's gate differs from the group's first child (line 2); line 4 has an unknown
+status box and a dependency on no node."""
+
+
+def plan(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_diagnostics_have_line_column_severity_and_no_repeated_line(
+    tmp_path: Path, executor: str
+) -> None:
+    if executor == "node":
+        require_tool("node")
+    broken = plan(tmp_path, "broken.werkbaum", BROKEN)
+    result = run("check", "--engine", executor, "broken.werkbaum", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        'broken.werkbaum:3:3: error mixedGate: the children of "Plan" mix gate kinds; use only'
+        " - and + (all of), only | (any of) or only = (exactly one) within one group. The"
+        ' group\'s first child is "A" (line 2).',
+        "broken.werkbaum:4:5: error unknownStatus: unknown status box [z]; use one of ? ~ / x"
+        " ^ - ! or a space, or remove the box.",
+        "broken.werkbaum:4:11: warning unknownDep: dependency :#nope points to no node; give a"
+        " node the id #nope or correct the reference.",
+    ]
+    assert broken.read_text(encoding="utf-8").splitlines()[2][2] == "|"  # column 3 is the gate
+    assert result.stderr == "2 errors, 1 warning in 1 file (1 checked)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "token"),
+    [
+        ("[ ] P\n  - [ ] #a: A\n  - [ ] #a: B\n", "3:9", "#a"),
+        ("[ ] P (S)\n  - [ ] A (m)\n", "1:7", "(S)"),
+        ("[ ] P\n  - [ ] A :#x,#zz\n  - [ ] #x: X\n", "2:15", "#zz"),
+        ("[ ] P\n---\n#ghost\n  text\n", "3:1", "#ghost"),
+        ("\t[ ] P\n\t\t= [x] A\n\t\t= [x] B\n", "3:3", "= [x] B"),
+    ],
+    ids=["duplicateId", "sizeConflict", "unknownDep-in-list", "unknownDesc", "xorConflict-tabs"],
+)
+def test_the_column_is_where_the_offending_token_starts(
+    tmp_path: Path, text: str, where: str, token: str
+) -> None:
+    plan(tmp_path, "p.werkbaum", text)
+    result = run("check", "p.werkbaum", cwd=tmp_path)
+    located = [
+        line for line in result.stdout.splitlines() if line.startswith(f"p.werkbaum:{where}:")
+    ]
+    assert located, result.stdout
+    line, column = map(int, where.split(":"))
+    assert text.split("\n")[line - 1][column - 1 :].startswith(token)
+
+
+def test_one_unreadable_file_hides_nothing_else(tmp_path: Path) -> None:
+    plan(tmp_path, "mixed.werkbaum", BROKEN)
+    plan(tmp_path, "dup.werkbaum", "[ ] P\n  - [ ] #a: A\n  - [ ] #a: B\n")
+    (tmp_path / "binary.werkbaum").write_bytes(b"\xff\xfe- [ ] A")
+    plan(tmp_path, "clean.werkbaum", "[ ] P\n  - [ ] A (S)\n")
+    result = run(
+        "check", "mixed.werkbaum", "dup.werkbaum", "binary.werkbaum", "clean.werkbaum", cwd=tmp_path
+    )
+    assert result.returncode == 2  # the worst of all: one file could not be read
+    files = [line.split(":")[0] for line in result.stdout.splitlines()]
+    assert files == ["mixed.werkbaum"] * 3 + ["dup.werkbaum", "binary.werkbaum"]
+    assert (
+        "binary.werkbaum: error unreadable: not UTF-8 text (byte 0xff at offset 0)" in result.stdout
+    )
+    assert result.stderr == "4 errors, 1 warning in 3 files (4 checked)\n"
+
+
+def test_content_warnings_pass_unless_strict(tmp_path: Path) -> None:
+    plan(tmp_path, "content.werkbaum", "[ ] Plan :#missing\n")
+    relaxed = run("check", "content.werkbaum", cwd=tmp_path)
+    assert relaxed.returncode == 0
+    assert relaxed.stdout.startswith("content.werkbaum:1:10: warning unknownDep: dependency")
+    assert run("check", "--strict", "content.werkbaum", cwd=tmp_path).returncode == 1
+    assert run("check", "--no-strict", "content.werkbaum", cwd=tmp_path).returncode == 0
+
+
+def test_clean_plans_print_nothing_on_stdout_and_a_summary_on_stderr() -> None:
+    example = REPO / "examples" / "launch.werkbaum"
+    result = run("check", "--strict", REFERENCE_PLAN, example)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "no problems (2 files checked)\n"
+    quiet = run("check", "-q", REFERENCE_PLAN)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+
+
+def test_no_files_is_exit_0_with_a_note(tmp_path: Path) -> None:
+    empty = tmp_path / "repo"
+    (empty / "docs").mkdir(parents=True)
+    (empty / "docs" / "readme.md").write_text("no plans here\n", encoding="utf-8")
+    for args in ([], [empty]):
+        result = run("check", *args)
+        assert (result.returncode, result.stdout) == (0, ""), result.stderr
+        assert result.stderr == "werkbaum: no plan files to check\n"
+    assert run("check", "-q").stderr == ""
+    sarif = run("check", "--format", "sarif")  # an upload step still gets a valid log
+    assert (sarif.returncode, json.loads(sarif.stdout)["runs"][0]["results"]) == (0, [])
+
+
+def test_an_unknown_engine_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    plan(tmp_path, "p.werkbaum", "[ ] P\n")
+    result = run("check", "--engine", "nope", "p.werkbaum", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert (
+        result.stderr.startswith("werkbaum: unknown engine 'nope'")
+        and result.stderr.count("\n") == 1
+    )
+
+
+def test_a_directory_stands_for_its_plans_without_hidden_folders(tmp_path: Path) -> None:
+    plan(tmp_path, "top.werkbaum", "[ ] Top\n")
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    plan(tmp_path / "sub" / "deeper", "b.werkbaum", "[z] B\n")
+    plan(tmp_path / "sub", "a.werkbaum", "[ ] A :#nope\n")
+    plan(tmp_path / "sub", "notes.txt", "[z] not a plan by name\n")
+    plan(tmp_path / "sub", "extra.plan", "[z] a plan by --plan-glob\n")
+    (tmp_path / ".git").mkdir()
+    plan(tmp_path / ".git", "x.werkbaum", "[z] inside .git\n")
+    (tmp_path / ".cache").mkdir()
+    plan(tmp_path / ".cache", "y.werkbaum", "[z] hidden\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "sub", target_is_directory=True)
+    result = run("check", ".", cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == [
+        "./sub/a.werkbaum",
+        "./sub/deeper/b.werkbaum",
+    ]
+    assert result.stderr.endswith("(3 checked)\n")
+    more = run("check", "--plan-glob", "*.plan", "sub", cwd=tmp_path)
+    assert "sub/extra.plan:1:1: error unknownStatus" in more.stdout
+
+
+def test_stdin_is_checked_under_its_given_name(tmp_path: Path) -> None:
+    result = run("check", "-", stdin=BROKEN.encode())
+    assert result.returncode == 1
+    assert result.stdout.startswith("<stdin>:3:3: error mixedGate")
+    named = run("check", "--stdin-filename", "plans/app.werkbaum", "-", stdin=b"[z] A\n")
+    assert named.stdout.startswith("plans/app.werkbaum:1:1: error unknownStatus")
+
+
+def test_colour_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None:
+    plan(tmp_path, "p.werkbaum", "[z] A\n")
+    piped = run("check", "p.werkbaum", cwd=tmp_path)
+    assert "\x1b[" not in piped.stdout
+    forced = run("check", "p.werkbaum", cwd=tmp_path, env={"FORCE_COLOR": "1"})
+    assert "\x1b[31m" in forced.stdout and "\x1b[0m" in forced.stdout  # red "error"
+    vetoed = run("check", "p.werkbaum", cwd=tmp_path, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "\x1b[" not in vetoed.stdout
+    machine = run(
+        "check", "--format", "github", "p.werkbaum", cwd=tmp_path, env={"FORCE_COLOR": "1"}
+    )
+    assert "\x1b[" not in machine.stdout  # only the text format is ever coloured
+
+
+def test_colour_on_a_real_terminal(tmp_path: Path) -> None:
+    """A pseudo-terminal as stdout: colour without FORCE_COLOR, none with NO_COLOR."""
+    plan(tmp_path, "p.werkbaum", "[z] A\n")
+    for extra, coloured in (({}, True), ({"NO_COLOR": "1"}, False)):
+        controller, terminal = pty.openpty()
+        with subprocess.Popen(
+            [str(BIN / "werkbaum"), "check", "p.werkbaum"],
+            cwd=tmp_path,
+            stdout=terminal,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env={**PLAIN_ENV, "TERM": "xterm", **extra},
+        ) as proc:
+            os.close(terminal)
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(controller, 4096)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            proc.wait(timeout=120)
+        os.close(controller)
+        output = b"".join(chunks).decode()
+        assert "unknownStatus" in output
+        assert ("\x1b[" in output) is coloured, output
+
+
+def test_version_on_every_command_and_script() -> None:
+    for args, script in [
+        (["--version"], "werkbaum"),
+        (["check", "--version"], "werkbaum"),
+        (["inspect", "--version"], "werkbaum"),
+        (["mirror", "--version"], "werkbaum"),
+        (["--version"], "werkbaum-mcp"),
+        (["--version"], "werkbaum-mcp-http"),
+    ]:
+        result = run(*args, script=script)
+        assert result.returncode == 0, (args, script, result.stderr)
+        assert result.stdout == f"{script} {__version__}\n"
+
+
+def test_the_readme_example_is_real_output(tmp_path: Path) -> None:
+    """The README's first console lines: ``werkbaum check plans/`` and what it prints."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ werkbaum check plans/", 1)[1].split("\n$ echo", 1)[0]
+    shown = block.splitlines()[1:]
+    (tmp_path / "plans").mkdir()
+    plan(
+        tmp_path / "plans",
+        "app.werkbaum",
+        "[ ] Plan\n  - [ ] A (S)\n  | [ ] B (S)\n  - [ ] C :#nope\n",
+    )
+    for name in ("a", "b", "c"):
+        plan(tmp_path / "plans", f"{name}.werkbaum", "[ ] Clean\n")
+    result = run("check", "plans/", cwd=tmp_path)
+    assert result.returncode == 1
+    assert (result.stdout + result.stderr).splitlines() == shown

@@ -1,0 +1,115 @@
+"""``werkbaum check --format json|github|sarif``: machine formats of the same diagnostics.
+
+The SARIF log is validated against the OASIS SARIF 2.1.0 schema (vendored in
+tests/data/schemas, see tests/data/README.md) and against what GitHub code
+scanning needs beyond it; the GitHub annotations and the SARIF log are snapshots.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.cli.scripts import matches_snapshot, run
+from tests.conftest import DATA
+
+SARIF_SCHEMA = DATA / "schemas" / "sarif-schema-2.1.0.json"
+PLANS = {
+    "broken.werkbaum": "[ ] Plan\n  - [ ] A (S)\n  | [ ] B (S)\n  - [z] C :#nope\n",
+    "team.werkbaum": "[ ] Plan\n  - [ ] A (L) @anna\n  - [ ] B (XS) @ben\n",
+    "odd, name: 100%.werkbaum": "[ ] 50% done, really: yes\n  - [ ] A\n  = [ ] B\n",
+    "clean.werkbaum": "[ ] Plan\n  - [ ] A (S)\n",
+}
+"""Structural and content warnings, a whole-plan warning (no line), a file name and a
+message with the characters GitHub's commands must escape, and a clean plan."""
+ARGS = [*PLANS, "binary.werkbaum"]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("formats")
+    for name, text in PLANS.items():
+        (path / name).write_text(text, encoding="utf-8")
+    (path / "binary.werkbaum").write_bytes(b"\x00\xff")
+    return path
+
+
+def check(folder: Path, fmt: str) -> Any:
+    result = run("check", "--format", fmt, *ARGS, cwd=folder, env={"FORCE_COLOR": "1"})
+    assert result.returncode == 2, result.stderr  # the binary file
+    assert result.stderr == "4 errors, 2 warnings in 4 files (5 checked)\n"
+    return result.stdout
+
+
+def test_github_annotations(folder: Path) -> None:
+    out = check(folder, "github")
+    matches_snapshot("check-github.txt", out)
+    lines = out.splitlines()
+    assert all(
+        re.match(r"^::(error|warning) file=[^,:]+(,line=\d+,col=\d+)?,title=", x) for x in lines
+    )
+    odd = [x for x in lines if x.startswith("::error file=odd%2C name%3A 100%25.werkbaum,")]
+    assert odd and 'the children of "50%25 done, really: yes" mix' in odd[0]
+    overload = next(x for x in lines if "assigneeOverload" in x)
+    assert overload.startswith("::warning file=team.werkbaum,title=werkbaum assigneeOverload::")
+
+
+def test_sarif_is_valid_and_fit_for_github_code_scanning(folder: Path) -> None:
+    out = check(folder, "sarif")
+    log = json.loads(out)
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    errors = list(
+        validator_class(schema, format_checker=jsonschema.FormatChecker()).iter_errors(log)
+    )
+    assert not errors, [e.message for e in errors]
+    assert log["$schema"] == schema["id"]
+    run_ = log["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    for result in run_["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert not location["artifactLocation"]["uri"].startswith(("/", "file:"))
+        assert location["region"]["startLine"] >= 1
+        assert result["message"]["text"]
+    assert {r["ruleId"] for r in run_["results"]} == {
+        "mixedGate",
+        "unknownStatus",
+        "unknownDep",
+        "assigneeOverload",
+        "unreadable",
+    }
+    run_["tool"]["driver"]["version"] = "<version>"
+    matches_snapshot("check-sarif.json", json.dumps(log, ensure_ascii=False, indent=2) + "\n")
+
+
+def test_sarif_without_findings_is_still_a_valid_log(folder: Path) -> None:
+    result = run("check", "--format", "sarif", "clean.werkbaum", cwd=folder)
+    assert result.returncode == 0
+    log = json.loads(result.stdout)
+    assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.validators.validator_for(schema)(schema).validate(log)
+
+
+def test_json_has_every_diagnostic_and_the_counts(folder: Path) -> None:
+    document = json.loads(check(folder, "json"))
+    assert (document["errors"], document["warnings"]) == (4, 2)
+    first = document["diagnostics"][0]
+    assert first == {
+        "file": "broken.werkbaum",
+        "line": 3,
+        "column": 3,
+        "severity": "error",
+        "type": "mixedGate",
+        "message": first["message"],
+    }
+    assert {"file": "binary.werkbaum", "severity": "error", "type": "unreadable"}.items() <= (
+        document["diagnostics"][-1].items()
+    )

@@ -1,0 +1,123 @@
+"""``werkbaum inspect`` for reading: gates, dependencies, notes, the terminal's width,
+subtrees with their own loads, units on every number. A snapshot per fixture plan at
+widths 60 and 100 (``WERKBAUM_UPDATE_SNAPSHOT=1`` rewrites them; review the diff)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.scripts import matches_snapshot, run
+from tests.conftest import FIXTURES, REFERENCE_PLAN, REPO, fixture_plans
+from werkbaum_stdio.terminal import cells
+
+EXAMPLE = REPO / "examples" / "launch.werkbaum"
+
+
+@pytest.mark.parametrize("width", [60, 100])
+@pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
+def test_snapshot(plan: Path, width: int) -> None:
+    result = run("inspect", "--width", str(width), plan.name, cwd=FIXTURES)
+    assert result.returncode == 0, result.stderr
+    too_wide = [line for line in result.stdout.splitlines() if cells(line) > width]
+    assert not too_wide, too_wide
+    matches_snapshot(f"inspect-{plan.stem}-{width}.txt", result.stdout)
+
+
+def test_gates_dependencies_and_notes_are_shown() -> None:
+    lines = run("inspect", "--width", "200", EXAMPLE).stdout.splitlines()
+
+    def node(label: str) -> str:
+        return next(line for line in lines if f"] {label} (" in line or f"] {label} #" in line)
+
+    assert "| [ ] Card provider (S)" in node("Card provider")
+    assert "| [ ] Pay by invoice (M)" in node("Pay by invoice")
+    assert "+ [?] Customer reviews (M)" in node("Customer reviews")
+    assert "- [/] Shopping cart (M)" in node("Shopping cart")
+    assert "→ #shop.data" in node("Product search")
+    assert "→ #shop.build #shop.pay" in node("Go live")
+    assert "¶" in node("Import the product data")  # a " description line
+    assert "¶" in node("Go live")  # a block after ---
+    assert "¶" not in node("Take payments")
+    assert lines[-1].endswith("XXL=6.")  # the key explains every mark
+
+
+def test_an_exactly_one_group_reads_differently_from_an_all_of_group(tmp_path: Path) -> None:
+    (tmp_path / "p.werkbaum").write_text("[ ] P\n  = [ ] A (S)\n  = [ ] B (M)\n", encoding="utf-8")
+    out = run("inspect", "p.werkbaum", cwd=tmp_path).stdout
+    assert "L2    = [ ] A (S) ◀ station" in out
+    assert "L3    = [ ] B (M)\n" in out
+
+
+def test_labels_wrap_on_word_boundaries_under_their_own_start(tmp_path: Path) -> None:
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda"
+    (tmp_path / "p.werkbaum").write_text(f"[ ] Root\n  - [ ] {words} (S)\n", encoding="utf-8")
+    lines = run("inspect", "--width", "40", "p.werkbaum", cwd=tmp_path).stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("L2"))
+    start = lines[first].index("alpha")
+    block = [lines[first][start:]]
+    for line in lines[first + 1 :]:
+        if not line.startswith(" " * start) or not line.strip():
+            break
+        block.append(line[start:])
+    assert len(block) > 1 and all(cells(line) <= 40 for line in lines[first : first + len(block)])
+    assert " ".join(block).split() == [*words.split(), "(S)", "◀", "station"]
+
+
+def test_columns_from_the_environment_and_the_option() -> None:
+    narrow = run("inspect", EXAMPLE, env={"COLUMNS": "44"}).stdout.splitlines()
+    assert max(map(cells, narrow)) <= 44
+    wide = run("inspect", "--width", "120", EXAMPLE, env={"COLUMNS": "44"}).stdout.splitlines()
+    assert max(map(cells, wide)) > 44  # --width wins over $COLUMNS
+
+
+def test_a_subtree_shows_its_own_loads_and_units() -> None:
+    whole = run("inspect", EXAMPLE).stdout
+    sub = run("inspect", "--id", "shop.build", EXAMPLE).stdout
+    assert "Load: 12 size points of open work on the cheapest path" in whole
+    assert "examples/launch.werkbaum #shop.build: 4 nodes, 0 warnings" in sub.replace(
+        str(REPO) + "/", ""
+    )
+    assert "Cheapest path within #shop.build: 3 nodes needed, 2 stations, exact" in sub
+    assert "Load: 5 size points of open work on the cheapest path" in sub
+    assert "  @ben  5 size points  100%  2 stations\n" in sub
+    data = json.loads(run("inspect", "--json", "--id", "shop.build", EXAMPLE).stdout)
+    assert data["path"]["assigneeLoads"] == {
+        "loads": {"ben": 5},
+        "total": 5,
+        "stations": {"ben": 2},
+        "totalStations": 2,
+    }
+
+
+def test_warnings_are_listed_with_their_place(tmp_path: Path) -> None:
+    (tmp_path / "p.werkbaum").write_text("[ ] P\n  - [ ] A\n  | [ ] B\n", encoding="utf-8")
+    out = run("inspect", "p.werkbaum", cwd=tmp_path).stdout
+    assert out.startswith("p.werkbaum: 3 nodes, 1 warning\n")
+    assert '  L3:3: error mixedGate: the children of "P" mix gate kinds;' in out
+
+
+def test_an_unreadable_plan_exits_2_with_the_reason(tmp_path: Path) -> None:
+    result = run("inspect", tmp_path / "missing.werkbaum")
+    assert result.returncode == 2
+    assert result.stderr == f"werkbaum: {tmp_path / 'missing.werkbaum'}: no such file\n"
+
+
+def test_json_is_the_engine_analysis() -> None:
+    result = run("inspect", "--json", REFERENCE_PLAN)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["warnings"] == []
+    assert len(data["path"]["stations"]) == 30
+
+
+def test_the_readme_shows_real_output() -> None:
+    """Every line of the README's inspect excerpt is a line of the real output (width 80)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```text\nexamples/launch.werkbaum", 1)[1].split("```", 1)[0]
+    shown = ["examples/launch.werkbaum" + block.splitlines()[0], *block.splitlines()[1:]]
+    real = run("inspect", "--width", "80", "examples/launch.werkbaum", cwd=REPO).stdout.splitlines()
+    missing = [line for line in shown if line.strip() != "…" and line not in real]
+    assert not missing, missing

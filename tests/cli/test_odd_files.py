@@ -1,0 +1,173 @@
+"""``werkbaum check`` on files that are not plain plans (hardening item 8): never a hang,
+never an unbounded read, one diagnostic per bad file, and the other files still checked.
+
+Real FIFOs, symlinks to ``/dev/zero``, directories, a file its reader may not open,
+bytes that are not UTF-8, and files past the size limit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.scripts import BIN, PLAIN_ENV, run
+from werkbaum_core import MAX_TEXT_CHARS
+
+GOOD = "[ ] Plan\n  - [ ] A (S)\n"
+BROKEN = "[z] Plan\n"
+
+
+@pytest.fixture
+def plans(tmp_path: Path) -> Path:
+    """A folder with a clean and a broken plan next to the odd file a test adds."""
+    (tmp_path / "good.werkbaum").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "broken.werkbaum").write_text(BROKEN, encoding="utf-8")
+    return tmp_path
+
+
+def check_with(folder: Path, odd: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``werkbaum check good broken ODD`` in ``folder``, within ``timeout`` seconds."""
+    return run("check", "good.werkbaum", odd, "broken.werkbaum", cwd=folder, timeout=timeout)
+
+
+def assert_reported(result: subprocess.CompletedProcess[str], odd: str, reason: str) -> None:
+    """Exit 2 for the bad file, its one diagnostic, and the broken plan still checked."""
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        f"{odd}: error unreadable: {reason}",
+        "broken.werkbaum:1:1: error unknownStatus: unknown status box [z]; use one of"
+        " ? ~ / x ^ - ! or a space, or remove the box.",
+    ]
+    assert result.stderr == "2 errors, 0 warnings in 2 files (3 checked)\n"
+
+
+def test_a_fifo_without_a_writer_is_refused_at_once(plans: Path) -> None:
+    os.mkfifo(plans / "pipe.werkbaum")
+    started = time.monotonic()
+    result = check_with(plans, "pipe.werkbaum")
+    assert_reported(result, "pipe.werkbaum", "a FIFO, not a plan file")
+    assert time.monotonic() - started < 30  # no wait for a writer
+
+
+def test_a_fifo_in_a_walked_directory_is_reported_too(plans: Path) -> None:
+    os.mkfifo(plans / "pipe.werkbaum")
+    result = run("check", ".", cwd=plans, timeout=60)
+    assert result.returncode == 2
+    assert "./pipe.werkbaum: error unreadable: a FIFO, not a plan file" in result.stdout
+
+
+def test_a_symlink_to_dev_zero_is_refused_without_reading(plans: Path) -> None:
+    (plans / "zero.werkbaum").symlink_to("/dev/zero")
+    assert_reported(
+        check_with(plans, "zero.werkbaum"), "zero.werkbaum", "a character device, not a plan file"
+    )
+
+
+def test_endless_stdin_stops_at_the_byte_bound() -> None:
+    with open("/dev/zero", "rb") as zero:
+        result = run("check", "-", stdin=zero.fileno(), timeout=60)
+    assert result.returncode == 2
+    assert result.stdout == (
+        "<stdin>: error unreadable: more than 8,000,000 bytes; the limit is 2,000,000 characters\n"
+    )
+
+
+def test_a_directory_is_no_plan(plans: Path) -> None:
+    (plans / "folder.werkbaum").mkdir()
+    result = run("inspect", "folder.werkbaum", cwd=plans)
+    assert result.returncode == 2
+    assert result.stderr == "werkbaum: folder.werkbaum: a directory, not a plan file\n"
+    # As a check argument, a directory is walked: its plans are checked.
+    (plans / "folder.werkbaum" / "inner.werkbaum").write_text(BROKEN, encoding="utf-8")
+    walked = run("check", "folder.werkbaum", cwd=plans)
+    assert walked.stdout.startswith("folder.werkbaum/inner.werkbaum:1:1: error unknownStatus")
+
+
+def test_a_missing_file_is_one_diagnostic(plans: Path) -> None:
+    assert_reported(check_with(plans, "gone.werkbaum"), "gone.werkbaum", "no such file")
+
+
+def test_bytes_that_are_not_utf8(plans: Path) -> None:
+    (plans / "latin1.werkbaum").write_bytes("[ ] Größe\n".encode("latin-1"))
+    assert_reported(
+        check_with(plans, "latin1.werkbaum"),
+        "latin1.werkbaum",
+        "not UTF-8 text (byte 0xf6 at offset 6)",
+    )
+
+
+def test_a_plan_one_character_over_the_limit(plans: Path) -> None:
+    (plans / "huge.werkbaum").write_text("x" * (MAX_TEXT_CHARS + 1), encoding="utf-8")
+    assert_reported(
+        check_with(plans, "huge.werkbaum"),
+        "huge.werkbaum",
+        "2,000,001 characters; the limit is 2,000,000",
+    )
+
+
+def test_a_huge_sparse_file_is_not_read_to_its_end(plans: Path) -> None:
+    with open(plans / "sparse.werkbaum", "wb") as handle:
+        handle.truncate(64 * 1024**3)  # 64 GiB of holes: reading it all would take minutes
+    started = time.monotonic()
+    result = check_with(plans, "sparse.werkbaum")
+    assert_reported(
+        result, "sparse.werkbaum", "more than 8,000,000 bytes; the limit is 2,000,000 characters"
+    )
+    assert time.monotonic() - started < 30
+    (plans / "sparse.werkbaum").unlink()
+
+
+def test_a_file_its_reader_may_not_open(plans: Path) -> None:
+    """Mode 0000. Root reads anything through CAP_DAC_OVERRIDE, so as root the CLI runs
+    without that capability (and CAP_DAC_READ_SEARCH): a real permission denial."""
+    secret = plans / "secret.werkbaum"
+    secret.write_text(GOOD, encoding="utf-8")
+    secret.chmod(0o000)
+    as_user = _without_read_override(secret) if os.geteuid() == 0 else {}
+    result = subprocess.run(
+        [str(BIN / "werkbaum"), "check", "good.werkbaum", "secret.werkbaum", "broken.werkbaum"],
+        cwd=plans,
+        capture_output=True,
+        text=True,
+        env=PLAIN_ENV,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        **as_user,
+    )
+    assert_reported(result, "secret.werkbaum", "permission denied")
+
+
+PR_CAPBSET_DROP = 24
+CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 1, 2
+
+
+def _drop_read_override() -> None:
+    """In the child before exec: drop the two capabilities from the bounding set, so the
+    exec'd root process does not get them back (``prctl(2)``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def _without_read_override(secret: Path) -> dict[str, object]:
+    """``subprocess`` arguments for a root child that file modes apply to, after checking
+    that the child really cannot read ``secret`` (else the test is skipped, saying why)."""
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", f"open({str(secret)!r}, 'rb')"],
+            preexec_fn=_drop_read_override,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"running as root and cannot drop CAP_DAC_OVERRIDE here: {exc}")
+    if b"PermissionError" not in probe.stderr:
+        pytest.skip("running as root, and without CAP_DAC_OVERRIDE the file is still readable")
+    return {"preexec_fn": _drop_read_override}
