@@ -6,12 +6,13 @@ caller's event loop; every call has a time limit and the isolate a heap limit.
 mini-racer evaluates scripts only, so the module set is linked into scripts at
 start-up (:mod:`werkbaum_core.engine.linker`).
 
-Crossing the boundary is kept to one evaluation per call: the plan text goes in
-as a string argument of its own (no JSON encoding and parsing of 67 KB), the
-other options as a small JSON text, and the answer comes back as the JSON text
-the facade wrote (one UTF-8 copy). A call that times out or exhausts the heap
-gets a fresh context (the modules are linked once, re-evaluating them takes a
-few milliseconds), so no call can leave the executor broken for the next one.
+Crossing the boundary is kept to one function call per entry call: the plan
+text goes in as a string argument of its own (no JSON encoding and parsing of
+67 KB), the other options, if any, as a small JSON text, and the answer comes
+back as the JSON text the facade wrote (one UTF-8 copy). A call that times out
+or exhausts the heap gets a fresh context (the modules are linked once;
+evaluating them again takes a few milliseconds), so no call can leave the
+executor broken for the next one.
 
 Every context is closed explicitly — by :meth:`V8Executor.close` or, for the
 ones still open when the interpreter exits, by an ``atexit`` hook: mini-racer
