@@ -15,22 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES
+from tests.tools import require_tool
 
-INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
 EXIT_TOOL_ERROR = 5
 
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    if not INSPECTOR.exists():
-        pytest.fail(
-            "the MCP Inspector CLI is not installed: run `npm install --no-save` "
-            "(nox -s tests does)",
-            pytrace=False,
-        )
-    return INSPECTOR
+    return Path(require_tool("mcp-inspector"))
 
 
 @pytest.fixture
