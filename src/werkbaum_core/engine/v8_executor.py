@@ -44,6 +44,15 @@ HEAP_LIMIT = 1024**3
 512 MiB; a runaway call ends with a clear error instead of exhausting the machine.
 The cap stays below V8's own heap limit, whose breach would abort the process."""
 
+V8_FLAGS = ("--no-maglev",)
+"""V8's flags, set once per process before the first context (a process that
+started mini-racer before keeps its flags). Not mini-racer's ``--single-threaded``:
+in V8 14 a function compiled on the main thread gets no inlined builtins
+(``charCodeAt``, ``push`` stay calls: a loop over them ran 2x slower), and the
+collector gets no helper threads. Without Maglev, V8's mid tier, hot functions go
+from the baseline compiler straight to TurboFan, as in node 20, and reach their
+steady speed within the first few dozen analyses (BENCHMARKS.md, change 9)."""
+
 _FAILED = "\x00"
 """First character of a failure answer (a JSON text never starts with it)."""
 
@@ -163,17 +172,26 @@ class V8Executor:
         return self._ctx
 
     def call_text(self, entry: str, payload: JSON) -> str:
+        if isinstance(payload, dict) and isinstance(payload.get("text"), str):
+            rest = {k: v for k, v in payload.items() if k != "text"}
+            try:
+                return self._call(entry, payload["text"], rest)
+            except UnicodeEncodeError:
+                # mini-racer sends a str argument as UTF-8, which a lone surrogate (a JSON
+                # client may send one) is not: that text travels inside the JSON options.
+                pass
+        return self._call(entry, None, payload)
+
+    def _call(self, entry: str, text: str | None, options: JSON) -> str:
         from py_mini_racer import JSOOMException, JSTimeoutException
 
-        text: str | None = None
-        if isinstance(payload, dict) and _crosses_as_string(payload.get("text")):
-            text = payload["text"]
-            payload = {k: v for k, v in payload.items() if k != "text"}
-        args: tuple[str | None, ...] = (text, json.dumps(payload)) if payload else (text,)
+        args: tuple[str | None, ...] = (text, json.dumps(options)) if options else (text,)
         with self._lock:
             ctx = self._context()
             try:
                 answer = self._entry(ctx, entry)(*args, timeout_sec=self._timeout)
+            except UnicodeEncodeError:
+                raise  # refused before anything reached the isolate
             except JSTimeoutException:
                 self._discard()
                 raise EngineTimeout(
@@ -243,8 +261,9 @@ class _ContextStart:
 
     def _create(self) -> None:
         try:
-            from py_mini_racer import MiniRacer
+            from py_mini_racer import MiniRacer, init_mini_racer
 
+            init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
             self._made.append(MiniRacer())
         except BaseException as exc:
             self._failed.append(exc)
@@ -254,18 +273,6 @@ class _ContextStart:
         if self._failed:
             raise EngineError(f"the v8 executor could not start: {_first_line(self._failed[0])}")
         return self._made[0]
-
-
-def _crosses_as_string(text: object) -> bool:
-    """A str that is valid UTF-8 (mini-racer's string transfer); a lone surrogate,
-    which a JSON client may send, travels inside the JSON options instead."""
-    if not isinstance(text, str):
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _parse_error(exc: BaseException, script: Script) -> str:
