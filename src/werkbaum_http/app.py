@@ -105,6 +105,7 @@ def create_app(
         sources=sources,
         audit=AuditLog(client_id=store.client_id),
         checkpoint=anyio.from_thread.check_cancelled,
+        guide=guide,
     )
     servers: list[tuple[str, PlanServer]] = [
         (tokens.full, build_server(services, sources, read_only=config.read_only, guide=guide))

@@ -11,7 +11,7 @@ import mcp.types as types
 
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.errors import InvalidArgument
-from werkbaum_core.guide import guide_for
+from werkbaum_core.guide import GUIDE_URI, guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.audit import AuditLog
@@ -20,7 +20,6 @@ from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
 from werkbaum_stdio.pipes import stdio_pipes
 from werkbaum_stdio.plan_names import PlanNames
 from werkbaum_stdio.registration import (
-    GUIDE_URI,
     SERVER_NAME,
     VERSION,
     WORKING_ORDER,
@@ -130,11 +129,13 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanS
         after_write=after_write_hook(mirrors) if mirrors else None,
         audit=AuditLog(config.audit_log),
         checkpoint=anyio.from_thread.check_cancelled,
+        guide=guide_for(config.frontend),
+        plan_files=files,
     )
     return plan_server(
         instructions=instructions(config),
         tools=catalogue_tools(services, read_only=config.read_only, name=config.name),
-        guide=guide_for(config.frontend),
+        guide=services.guide,
         templates=[document_template(sources.read_document), file_template(files)],
         listing=plan_files(files),
     )
