@@ -46,14 +46,15 @@ def test_a_create_stores_the_text_and_answers_its_base(engine: Engine) -> None:
     assert out["warnings"] == {"added": [], "removed": [], "remaining": 0}
     assert "+  - [ ] #new.b: Second (M)" in out["diff"]
     assert "dryRun" not in out
-    assert events[-1]["old"] is None and events[-1]["new"] == out["base"]
+    assert events[-1]["create"] is True and "old" not in events[-1]
+    assert events[-1]["new"] == out["base"]
     assert events[-1]["outcome"] == "ok" and events[-1]["tool"] == "werkbaum_write"
 
 
 def test_a_dry_run_creates_nothing_and_answers_base_null(engine: Engine) -> None:
     store, events, services = setup(engine)
     out = create(services, dryRun=True)
-    assert out["dryRun"] is True and out["base"] is None and out["lines"] == 4
+    assert out["dryRun"] is True and "base" not in out and out["lines"] == 4
     with pytest.raises(KeyError):
         store.text("new")
     assert store.writes == 0 and events[-1]["outcome"] == "dryRun"

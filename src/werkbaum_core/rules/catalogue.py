@@ -282,7 +282,7 @@ def _write(
         creating = args["base"] is None
         if creating:
             base = NEW_PLAN
-            event.update(source=resolved.key, old=None)
+            event.update(source=resolved.key, create=True)
         else:
             base = Base(checksum=args["base"]["checksum"], version=args["base"].get("version"))
             event.update(source=resolved.redirected_to or resolved.key, old=base.to_json())
@@ -320,7 +320,7 @@ def _write(
         delta = out["warnings"]
         event.update(
             outcome="dryRun" if request.dry_run else "ok",
-            new=out["base"],
+            new=out.get("base"),
             added=len(delta["added"]),
             removed=len(delta["removed"]),
             mirror=out.get("mirror"),

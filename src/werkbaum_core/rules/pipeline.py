@@ -59,7 +59,8 @@ class WriteRequest:
 @attrs.frozen
 class WriteResult:
     base: Base | None
-    """The new base; None for a dry-run create (the real one passes ``base: null`` again)."""
+    """The new base; None (left out) for a dry-run create: the real create passes
+    ``base: null`` again."""
     lines: int
     ops: tuple[Op, ...]
     diff: str
@@ -73,13 +74,11 @@ class WriteResult:
     changes (a co-editor's) that the backend merged this change with."""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "base": None if self.base is None else self.base.to_json(),
-            "lines": self.lines,
-            "ops": list(self.ops),
-            "diff": self.diff,
-            "warnings": self.warnings.to_json(),
-        }
+        out: dict[str, Any] = {} if self.base is None else {"base": self.base.to_json()}
+        out["lines"] = self.lines
+        out["ops"] = list(self.ops)
+        out["diff"] = self.diff
+        out["warnings"] = self.warnings.to_json()
         if self.redirected_to:
             out["redirectedTo"] = self.redirected_to
         if self.merged is not None:

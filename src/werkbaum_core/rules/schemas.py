@@ -273,5 +273,6 @@ WRITE_OUTPUT: Schema = {
         "diff": {"type": "string"},
         "warnings": {"type": "object"},
     },
-    "required": ["base", "lines", "ops", "diff", "warnings"],
+    # base: absent only from a dry-run create (nothing to write against yet).
+    "required": ["lines", "ops", "diff", "warnings"],
 }
