@@ -31,7 +31,7 @@ async def test_reference_plan_end_to_end(mode: str, project: Path) -> None:
     params = claude_code_style(project, "--audit-log", str(audit))
     info = Implementation(name="claude-code", version="2.1")
     async with Client(params, mode=mode, client_info=info) as client:
-        assert len((await client.list_tools()).tools) == 9
+        assert len((await client.list_tools()).tools) == 10
         snapshot = structured(
             await client.call_tool("werkbaum_read", {"source": "werkbaum.werkbaum"})
         )
@@ -105,7 +105,7 @@ def test_stdout_carries_json_rpc_only(project: Path) -> None:
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     by_id = {m["id"]: m for m in messages if "id" in m}
     assert set(by_id) == {1, 2, 3, 4}
-    assert len(by_id[2]["result"]["tools"]) == 9
+    assert len(by_id[2]["result"]["tools"]) == 10
     assert by_id[3]["result"]["structuredContent"]["warnings"] == []
     assert by_id[4]["result"]["isError"] is True
 
