@@ -12,6 +12,7 @@ the README's "Working with agents" table is rendered from them (``test_readme.py
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -278,6 +279,17 @@ def record(transport: str, measured: dict[str, Measured]) -> None:
         rows = ",\n".join(f"  {json.dumps(key)}: {json.dumps(m)}" for key, m in tasks.items())
         blocks.append(f" {json.dumps(name)}: {{\n{rows}\n }}")
     MEASURED.write_text("{\n" + ",\n".join(blocks) + "\n}\n", encoding="utf-8")
+
+
+def settle(transport: str, mode: str, measured: dict[str, Measured]) -> None:
+    """Print the numbers, check the budgets, and compare with (or, asked to, refresh)
+    :data:`MEASURED` — from the default era's run, the one the README shows."""
+    print(report(f"{transport} ({mode})", measured))
+    check_budgets(measured)
+    if os.environ.get(UPDATE) and mode == "auto":
+        record(transport, measured)
+    numbers = {key: m.to_json() for key, m in measured.items()}
+    assert numbers == recorded()[transport], f"refresh {MEASURED.name} deliberately ({UPDATE}=1)"
 
 
 def report(transport: str, measured: dict[str, Measured]) -> str:

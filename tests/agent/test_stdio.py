@@ -3,16 +3,13 @@ Claude Code starts it, the official client, the reference plan as a file."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import attrs
 import pytest
-from mcp import Client
-from mcp.types import Implementation
 
-from tests.agent.tasks import UPDATE, Agent, check_budgets, record, recorded, report
-from tests.stdio.conftest import MODES, claude_code_style
+from tests.agent.tasks import Agent, settle
+from tests.stdio.conftest import MODES, claude_code
 
 pytestmark = pytest.mark.anyio
 
@@ -38,14 +35,6 @@ class FileHost:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_every_task_within_its_calls_and_tokens(mode: str, project: Path) -> None:
-    audit = project / "audit.jsonl"
-    params = claude_code_style(project, "--audit-log", str(audit))
-    info = Implementation(name="claude-code", version="2.1")
-    async with Client(params, mode=mode, client_info=info) as client:
+    async with claude_code(project, mode, project / "audit.jsonl") as client:
         measured = await Agent(client, FileHost(project)).run()
-    print(report(f"stdio ({mode})", measured))
-    check_budgets(measured)
-    numbers = {key: m.to_json() for key, m in measured.items()}
-    if os.environ.get(UPDATE) and mode == MODES[0]:
-        record("stdio", measured)
-    assert numbers == recorded()["stdio"], "refresh tests/agent/measured.json deliberately"
+    settle("stdio", mode, measured)
