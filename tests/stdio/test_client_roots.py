@@ -122,6 +122,16 @@ async def test_in_the_2026_era_a_listing_before_the_first_call_sees_the_working_
         assert offered.calls == 1
 
 
+async def test_in_the_2026_era_a_first_resource_read_asks_too(
+    dirs: dict[str, Path], shared_engine: LazyEngine
+) -> None:
+    offered = Offered(dirs["client"])
+    async with Client(server_for(dirs, shared_engine), list_roots_callback=offered) as client:
+        resource = (await client.read_resource("werkbaum://file/plan.werkbaum")).contents[0]
+        assert resource.text == CLIENT_PLAN  # type: ignore[union-attr]
+    assert offered.calls == 1
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_working_directory_without_client_roots(
     mode: str, dirs: dict[str, Path], shared_engine: LazyEngine
