@@ -6,7 +6,8 @@ The tasks run in order in one session, as one agent would work: each write passe
 ``base`` of the answer before it, verbatim. A :class:`Host` is what differs between the
 transports: the source the agent names, how a human changes a line meanwhile, and
 which tasks the server offers. The measured numbers are kept in ``measured.json`` and
-the README's "Working with agents" table is rendered from them (``test_readme.py``).
+the README's "Working with agents" table is rendered from them (``test_table.py``,
+which runs after both suites).
 """
 
 from __future__ import annotations

@@ -10,9 +10,7 @@ from tests.agent.tasks import BY_KEY, UPDATE, recorded, tokens
 from tests.conftest import REPO
 
 README = REPO / "README.md"
-BEGIN = (
-    "<!-- agent-tasks: rendered from tests/agent/measured.json by tests/agent/test_readme.py -->"
-)
+BEGIN = "<!-- agent-tasks: rendered from tests/agent/measured.json by tests/agent/test_table.py -->"
 END = "<!-- /agent-tasks -->"
 
 
