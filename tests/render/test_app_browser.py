@@ -24,17 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import REFERENCE_PLAN
-from tests.render.chromium import (
-    READ_BOXES,
-    SCREENSHOTS,
-    check_discrepancies,
-    check_stations,
-    check_status_colours,
-    chromium,
-    loopback_site,
-    png,
-    render,
-)
+from tests.render import chromium as shared
 from werkbaum_stdio.registration import PLAN_VIEW_URI
 
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
@@ -81,18 +71,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
-        yield context
-
-
-@pytest.fixture(scope="module")
 def host_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The host page (and a file the CSP probe would fetch) on loopback."""
     site = tmp_path_factory.mktemp("host")
     shutil.copy(HOST_PAGE, site / HOST_PAGE.name)
     (site / "probe.txt").write_text("fetched\n", encoding="utf-8")
-    with loopback_site(site) as url:
+    with shared.loopback_site(site) as url:
         yield url
 
 
@@ -126,7 +110,7 @@ class Hosted:
 
     def boxes(self) -> list[dict[str, Any]]:
         self.frame.wait_for_selector("g.node")
-        boxes: list[dict[str, Any]] = self.frame.evaluate(READ_BOXES)
+        boxes: list[dict[str, Any]] = self.frame.evaluate(shared.READ_BOXES)
         return boxes
 
     def drawn(self, expand: bool) -> list[dict[str, Any]]:
@@ -173,7 +157,7 @@ def cli_pictures(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> dict
     try:
         outer = {}
         for name, args in (("folded", ()), ("expanded", ("--expand",))):
-            page.goto(render(tmp, *args).as_uri())
+            page.goto(shared.render(tmp, *args).as_uri())
             outer[name] = page.evaluate(SVG_OUTER)
         return outer
     finally:
@@ -186,16 +170,16 @@ def test_the_view_folds_as_the_diagram_does(
     assert len(folded) == 227
     assert len(folded) + sum(int(b["hidden"] or 0) for b in folded) == 233
     assert next(b for b in folded if b["ref"] == "#idea.view")["hidden"] == "6"
-    check_stations(folded)
-    check_discrepancies(folded)
+    shared.check_stations(folded)
+    shared.check_discrepancies(folded)
 
 
 def test_every_node_is_a_box_once_expanded(expanded: list[dict[str, Any]]) -> None:
     assert len(expanded) == 233
     assert len({b["ref"] for b in expanded}) == 233
-    check_stations(expanded)
-    check_discrepancies(expanded)
-    check_status_colours(expanded)
+    shared.check_stations(expanded)
+    shared.check_discrepancies(expanded)
+    shared.check_status_colours(expanded)
 
 
 def test_the_view_draws_the_cli_picture(
@@ -290,10 +274,10 @@ def test_a_tool_error_is_shown_as_its_message(browser: Any, host_site: str, serv
 def test_screenshots(plan_view: Hosted, expanded: list[dict[str, Any]]) -> None:
     """The artifacts: the host page with the view as it opens (folded), and the expanded view
     scrolled to #be.docs and its →[/] mark."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shared.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     assert len(plan_view.drawn(expand=False)) == 227  # as the view opens
     plan_view.frame.evaluate("document.getElementById('plan').scrollTo(0, 0)")
-    top = SCREENSHOTS / "werkbaum-app.png"
+    top = shared.SCREENSHOTS / "werkbaum-app.png"
     plan_view.page.screenshot(path=str(top))
     assert len(plan_view.drawn(expand=True)) == 233
     plan_view.frame.evaluate(
@@ -304,8 +288,8 @@ def test_screenshots(plan_view: Hosted, expanded: list[dict[str, Any]]) -> None:
         plan.scrollBy(box.left - frame.left - 500, box.top - frame.top - 300);
         }"""
     )
-    detail = SCREENSHOTS / "werkbaum-app-discrepancy.png"
+    detail = shared.SCREENSHOTS / "werkbaum-app-discrepancy.png"
     plan_view.page.screenshot(path=str(detail))
     for shot in (top, detail):
-        assert png(shot)
+        assert shared.png(shot)
         print(f"screenshot: {shot}")

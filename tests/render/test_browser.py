@@ -23,20 +23,12 @@ from tests.render.chromium import (
     check_discrepancies,
     check_stations,
     check_status_colours,
-    chromium,
     loopback_site,
     png,
     render,
 )
 from werkbaum_core import Engine
 from werkbaum_core.engine.modules import bundled_dir
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Chromium with a fresh profile; one for the module."""
-    with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
-        yield context
 
 
 class Opened:

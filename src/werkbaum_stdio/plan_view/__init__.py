@@ -59,7 +59,7 @@ def view_csp(script: str) -> str:
     )
 
 
-def _source(name: str) -> str:
+def module_source(name: str) -> str:
     """A module's source: the view's own from this package, the others from the core's."""
     here = resources.files(__package__ or "werkbaum_stdio.plan_view")
     path = here.joinpath(name) if name == ENTRY else bundled_dir() / name
@@ -69,7 +69,7 @@ def _source(name: str) -> str:
 @functools.cache
 def plan_view() -> PlanView:
     """The view, built from the JS sources on first use."""
-    script = classic_script(in_dependency_order(ENTRY, _source))
+    script = classic_script(in_dependency_order(ENTRY, module_source))
     csp = view_csp(script)
     shell = resources.files(__package__ or "werkbaum_stdio.plan_view").joinpath(SHELL)
     html = Template(shell.read_text(encoding="utf-8")).substitute(
