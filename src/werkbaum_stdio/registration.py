@@ -9,11 +9,10 @@ Only the SDK's public, documented API is used: the low-level
 guide), :class:`mcp.shared.uri_template.UriTemplate` for the resource templates
 (its "URI templates" guide), ``mcp.server.subscriptions`` for the stdio
 server's ``subscriptions/listen``, the MCP Apps names of ``mcp.server.apps`` and
-one server middleware. The low-level
-server takes the catalogue's own JSON Schemas as they are, and a handler's
-answer goes to the wire as it was built: a tool result is shaped once, from the
-text the engine already produced, instead of being converted through the
-high-level server's tool models again.
+one server middleware. The low-level server takes the catalogue's own JSON
+Schemas as they are, and a handler's answer goes to the wire as it was built: a
+tool result is shaped once, from the text the engine already produced, instead
+of being converted through the high-level server's tool models again.
 
 Every tool result carries the same JSON in ``structuredContent`` and in its
 text. A tool error is a result with ``isError`` (the model reads it and can

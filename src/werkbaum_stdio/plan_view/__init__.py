@@ -51,7 +51,7 @@ class PlanView:
 
 def view_csp(script: str) -> str:
     """The document's policy: its one inline script by hash, inline styles, nothing else
-    (plain ASCII without quotes or markup: it goes into the shell's ``content="…"`` as is)."""
+    (ASCII without ``"``, ``<`` or ``&``: it goes into the shell's ``content="…"`` as is)."""
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     return (
         f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
