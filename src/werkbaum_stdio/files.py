@@ -1,111 +1,165 @@
-"""The file store of the stdio adapter (spec §3, §4, §6, §10).
+"""The file store of the stdio adapter (spec §3, §4, §6, §10; hardening items 1-3, 12).
 
-Plans are ``*.werkbaum`` files under the allowed roots. A read gives the
-LF-normalised text (a UTF-8 BOM stripped) and its checksum; a write is a
-compare-and-swap against the agent's base, done atomically under a
-cross-process lock, so that two servers (or two agents) editing one file never
-lose an update and a crash never leaves half a file.
+Plans are plan files (``*.werkbaum`` and ``--plan-glob`` patterns,
+:mod:`.plan_names`) under the allowed roots (:mod:`.roots`). A read gives the
+agent's text (:mod:`.file_text`: BOM removed, CRLF as LF) and its checksum;
+a write is a compare-and-swap against the agent's base, done atomically
+under a cross-process lock, so that two servers (or two agents) editing one
+file never lose an update and a crash never leaves half a file; a create
+makes a new plan without ever replacing one.
 
-Design, in short:
+What the store guarantees, and how:
 
-* **Lock on the directory, not on a file.** The write replaces the plan by
-  ``os.replace`` — a new inode — so a lock held on the plan itself would guard
-  an inode that is gone after the first write, and a second writer that opened
-  the new inode would not wait. A sidecar ``.<name>.lock`` would work, but it
-  is litter in the user's git work tree (``git status`` shows it, ``git add
-  -A`` commits it), and deleting it after use re-opens the race. So the lock
-  is ``flock(LOCK_EX)`` on the plan's directory: the directory's inode does
-  not change, no file is created, the kernel drops the lock when a process
-  dies (even by SIGKILL), and ``flock`` — unlike ``fcntl`` record locks — also
-  excludes two threads of one process. It serialises writes of all plans in
-  one directory, which is harmless: a write holds it for milliseconds. (On NFS
-  Linux emulates ``flock`` with record locks, which need a writable fd; there
-  the lock fails with a clear ``source_unavailable``.)
-* **Atomic write.** Temp file in the same directory (so the rename stays on
-  one file system), bytes written, the old file's mode applied, ``fsync``,
-  ``os.replace``, then ``fsync`` of the directory so the rename itself is
-  durable. A reader sees the old or the new file, never a mix. Temp files are
-  hidden (``.<name>.<random>.werkbaum-tmp``) and never end in ``.werkbaum``;
-  one left by a killed writer is removed by the next writer of that plan (it
-  holds the directory lock, so no live writer can own such a file).
-* **Line endings and BOM are the file's, not the agent's.** The text an agent
-  sees is LF-only and BOM-free (checksums are defined over that); a write puts
-  back CRLF if the current file has any ``\\r\\n``, and the BOM if it had one.
-* **Errors** are the core's typed errors: missing file → ``not_found``
-  (writing a new file is not supported: agents change existing plans); a
-  directory, a FIFO, a permission problem → ``source_unavailable`` with the
-  OS reason; more than 2,000,000 characters → ``too_large``; bytes that are
-  not UTF-8 → ``invalid_argument`` naming the byte offset — the source names a
-  file that is not a plan (plans are UTF-8, spec §3), which no retry or
-  reconnect fixes, unlike the transient failures ``source_unavailable`` means.
+* **Only plan files, only under the roots, whatever races.** The source's
+  name is checked before anything is opened; then the path is walked from
+  the root's directory descriptor, one component at a time with
+  ``O_NOFOLLOW``, links resolved and checked at each step
+  (:mod:`.confined`); the real name is checked again; only then is the file
+  opened — relative to the held directory descriptor, with ``O_NOFOLLOW``
+  and ``O_NONBLOCK`` (a FIFO cannot hang the server), and ``fstat`` must
+  show a regular file. The lock, the temp file, the rename and the fsync all
+  use that same descriptor. A component swapped for a symlink at any moment
+  makes the call fail with a documented error — or, if the swap came before
+  the walk reached it, be followed under the containment rule — but never
+  reach a file outside. A file that changes kind between the walk and the
+  open (it became a symlink) is retried twice, then ``source_unavailable``
+  with ``reason: "changing"``.
+* **Not a file linked in, not a file the person locked.** A file with more
+  than one hard link is refused for reads and writes (``forbidden_source``,
+  ``reason: "hard_link"``): the other name may be outside the roots, and a
+  rename would split the two silently. A write to a file without its
+  owner's write bit, or that the server's user may not write, is refused
+  (``forbidden_source``, ``reason: "read_only"``) — also for root, which the
+  kernel would let through: the mode is the person's intent, and a rename
+  would replace the file regardless of it.
+* **Lock on the directory, not on a file.** A write replaces the plan by a
+  rename — a new inode — so a lock held on the plan itself would guard an
+  inode that is gone after the first write. A sidecar ``.<name>.lock`` is
+  litter in the user's git work tree. So the lock is ``flock(LOCK_EX)`` on
+  the plan's directory (the held descriptor): its inode does not change, no
+  file is created, the kernel drops the lock when a process dies (even by
+  SIGKILL), and ``flock`` also excludes two threads of one process. It
+  serialises writes of all plans in one directory — milliseconds each. (On
+  NFS the lock fails with a clear ``source_unavailable``.)
+* **Atomic write.** A hidden temp file in the same directory
+  (``.<name>.<random>.werkbaum-tmp``, never a plan name), the bytes, the old
+  file's mode (and owner, when running as root), ``fsync``; just before the
+  rename the plan's inode, size and mtime are compared with what was read (a
+  change by a process outside the lock is retried, so it ends as
+  ``conflict`` if the text changed); ``renameat``; ``fsync`` of the
+  directory. A reader sees the old or the new file, never a mix. A temp file
+  left by a killed writer is removed by the next writer in that directory
+  (it holds the lock, so no live writer owns one).
+* **Atomic create.** The same temp file, then ``renameat2(RENAME_NOREPLACE)``
+  (``link`` + ``unlink`` where the file system lacks it): the plan name
+  appears with its whole text or not at all, an existing file is never
+  replaced, and of two racing creators one gets ``conflict``. No directory is
+  created: the directory must exist under a root.
+* **Line endings and BOM are the file's.** Untouched lines keep their exact
+  bytes, a lone CR is content; see :mod:`.file_text` for the rules and how
+  they stay consistent with the documents API's checksum.
+* **Errors** are the core's typed errors, never raw ``[Errno …]`` text:
+  missing file or directory → ``not_found``; a directory, a FIFO, a
+  permission problem, a link loop → ``source_unavailable`` with the OS
+  reason; more than 2,000,000 characters → ``too_large``; bytes that are not
+  UTF-8 → ``invalid_argument`` naming the byte offset (plans are UTF-8,
+  spec §3; no retry fixes it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
 import os
+import secrets
 import stat
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
-from werkbaum_core.errors import InvalidArgument, NotFound, SourceUnavailable, TooLarge
+import attrs
+
+from werkbaum_core.errors import (
+    Conflict,
+    ForbiddenSource,
+    InvalidArgument,
+    NotFound,
+    SourceUnavailable,
+    TooLarge,
+    WerkbaumError,
+)
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_as_base
-from werkbaum_core.text import MAX_TEXT_CHARS, checksum, normalize_newlines
-from werkbaum_stdio.roots import Roots
+from werkbaum_core.text import MAX_TEXT_CHARS, checksum
+from werkbaum_stdio import plan_list
+from werkbaum_stdio.confined import Changed, Place, unavailable, walk
+from werkbaum_stdio.file_text import BOM, FileText, decode, encode_new, encode_update
+from werkbaum_stdio.plan_list import PlanPage
+from werkbaum_stdio.plan_names import TEMP_SUFFIX, PlanNames
+from werkbaum_stdio.roots import Roots, check_source, split_path
 
-PLAN_SUFFIX = ".werkbaum"
-BOM = b"\xef\xbb\xbf"
-TEMP_SUFFIX = ".werkbaum-tmp"
-"""Temp files end here (never in ``.werkbaum``), so no listing takes one for a plan."""
+__all__ = ["TEMP_SUFFIX", "FileStore", "PlanPage"]
 
-MAX_LISTED_PLANS = 1000
-"""``list_plans`` stops after this many plans (a resource list must stay small)."""
-MAX_WALKED_DIRS = 10_000
-"""``list_plans`` visits at most this many directories, so a huge tree cannot hang it."""
-SKIPPED_DIRS = frozenset({".git", "node_modules"})
-"""Never walked (besides every hidden folder): version-control data and dependencies."""
+MAX_LISTED_PLANS = plan_list.MAX_PAGE
+MAX_WALKED_DIRS = plan_list.MAX_WALKED_DIRS
 
 LOCK_TIMEOUT = 10.0
 """Seconds a writer waits for the directory lock before giving up with a clear error."""
+ATTEMPTS = 3
+"""Tries of one read or write when the file changes kind between walk and open."""
 
-_MAX_BYTES_PER_CHAR = 4
+MAX_BYTES_PER_CHAR = 4
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
+TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+RENAME_NOREPLACE = 1
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class _Raw:
-    """A file as read: the agent's text plus what a write must put back."""
+@attrs.frozen
+class _Current:
+    """A plan file as read: its text and what a write must keep or check."""
 
-    text: str
-    crlf: bool
-    bom: bool
+    file: FileText
     mode: int
+    uid: int
+    gid: int
+    stamp: tuple[int, int, int]
+    """``(inode, size, mtime_ns)``: compared again just before the rename."""
 
     @property
     def snapshot(self) -> Snapshot:
-        return Snapshot(text=self.text, base=Base(checksum=checksum(self.text), version=None))
+        return _snapshot(self.file)
 
 
 class FileStore:
-    """The :class:`~werkbaum_core.stores.protocol.Store` for file sources under the roots."""
+    """The :class:`~werkbaum_core.stores.protocol.Store` for plan files under the roots.
+
+    ``plan_globs`` are the ``--plan-glob`` patterns (file names that are
+    plans besides ``*.werkbaum``).
+    """
 
     def __init__(
         self,
         roots: Roots,
         *,
+        plan_globs: Sequence[str] = (),
         max_chars: int = MAX_TEXT_CHARS,
         lock_timeout: float = LOCK_TIMEOUT,
     ) -> None:
         self.roots = roots
+        self.plan_names = PlanNames.with_globs(plan_globs)
         self.max_chars = max_chars
         self.lock_timeout = lock_timeout
 
+    # ------------------------------------------------------------------ the Store protocol
+
     def read(self, source: str) -> Snapshot:
-        """The current text (LF, no BOM) with ``Base(checksum, version=None)``."""
-        return _read_file(self.roots.resolve(source), source, self.max_chars).snapshot
+        """The current text (see :mod:`.file_text`) with ``Base(checksum, version=None)``."""
+        return _retrying(source, lambda: self._read_once(source))
 
     def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
         """The current text if it is still the agent's base; files keep no history."""
@@ -118,78 +172,279 @@ class FileStore:
 
         ``ops`` are not needed: the file is replaced as a whole, atomically,
         and the compare-and-swap under the lock guarantees they applied to
-        exactly the base. The check happens after the lock is taken, so a
-        concurrent writer's change is seen and reported as a conflict.
-        ``author`` is ignored: a file has no place for it (git records who
-        commits).
+        exactly the base. ``author`` is ignored: a file has no place for it
+        (git records who commits). Returns the snapshot of what the file now
+        holds (which a later read returns unchanged).
         """
-        path = self.roots.resolve(source)
-        text = normalize_newlines(new_text)
-        _check_size(text, source, self.max_chars)
-        _check_encodable(text, source)
-        with _locked_dir(path.parent, source, self.lock_timeout) as dir_fd:
-            current = _read_file(path, source, self.max_chars)
-            if current.snapshot.base.checksum != base.checksum:
-                raise conflict(source, current.snapshot)
-            _remove_orphans(path)
-            _replace_atomically(path, _encode(text, current), current.mode, source)
-            _fsync_dir(dir_fd)
-        return Snapshot(text=text, base=Base(checksum=checksum(text), version=None))
+        self._check_text(new_text, source)
+        return _retrying(source, lambda: self._write_once(source, base, new_text))
+
+    # ------------------------------------------------------------------ beyond the protocol
+
+    def create(self, source: str, text: str) -> Snapshot:
+        """Create the plan file ``source`` with ``text``; it must not exist yet.
+
+        The name must be a plan file's, and its directory must exist under a
+        root (relative: the root that has that directory; several → ``invalid_argument``).
+        ``conflict`` if the file exists — also when another process creates it
+        at the same moment; its ``current`` carries the existing plan's text
+        and base when it can be read, so the agent can write against it. The
+        file gets the text's bytes (a leading U+FEFF as its BOM) and the mode a
+        new file gets (0666 minus the umask).
+        """
+        self._check_text(text, source)
+        data = encode_new(text)
+        created = _snapshot(decode(data))
+        with self._place(source, follow=False) as place, _locked(place, source, self.lock_timeout):
+            existing = _lstat(place, source)
+            if existing is not None:
+                raise self._exists_conflict(place, source, existing)
+            _remove_orphans(place)
+            temp = _write_temp(place, data, source, None)
+            try:
+                _publish_new(place, temp, source)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=place.fd)
+                raise
+            _fsync_dir(place.fd)
+        return created
 
     def list_plans(
-        self, limit: int = MAX_LISTED_PLANS, *, max_dirs: int = MAX_WALKED_DIRS
-    ) -> list[Path]:
-        """The ``*.werkbaum`` files under the roots, as absolute realpaths.
+        self,
+        cursor: str | None = None,
+        *,
+        limit: int = plan_list.DEFAULT_PAGE,
+        lines: bool = True,
+        max_dirs: int = MAX_WALKED_DIRS,
+    ) -> PlanPage:
+        """One page of the plan files under the roots, in a stable order.
 
-        Realpaths because they are what :meth:`Roots.resolve` gives for the
-        same file, so a listed path is a valid source as it stands, and a
-        plan reachable twice (overlapping roots, a symlink) is listed once.
-        Order: roots in the given order, each walked depth-first with names
-        sorted — deterministic, so the cut at ``limit`` is too. Skipped:
-        ``.git``, ``node_modules``, hidden folders and hidden files (temp
-        files and editor backups), symlinked folders (never followed), and
-        symlinks that lead out of the roots.
+        For ``resources/list`` and ``werkbaum_list``: call with ``cursor=None``,
+        then with the page's ``next_cursor`` until it is None. Each
+        :class:`~werkbaum_stdio.plan_list.PlanEntry` has ``source`` (relative
+        to its root, absolute when another root has the same relative path —
+        what to pass back as a source, or as ``werkbaum://file/`` +
+        :func:`werkbaum_stdio.sources.file_uri`), ``path`` and ``lines`` (the
+        line count a read reports; None with ``lines=False``, or for a file over
+        the size limit). ``limit`` (default 100) is clamped to 1…1,000; at most
+        ``max_dirs`` directories are opened per call, and a page the bound cut
+        short still has a ``next_cursor``. The cursor is opaque (a position,
+        not an offset: plans added or removed elsewhere neither repeat nor skip
+        the rest); one this server did not make is ``invalid_argument``. Order,
+        skipped entries and bounds: :mod:`werkbaum_stdio.plan_list`.
         """
-        found: dict[Path, None] = {}
-        for path in _walk_plans(self.roots.paths, max_dirs):
-            if len(found) >= limit:
-                break
-            real = Path(os.path.realpath(path))
-            if self.roots.contains(real) and real.is_file():
-                found.setdefault(real)
-        return list(found)
+        return plan_list.list_page(
+            self.roots,
+            self.plan_names,
+            cursor,
+            limit=limit,
+            lines=lines,
+            max_dirs=max_dirs,
+            max_bytes=self._max_bytes,
+        )
+
+    # ------------------------------------------------------------------ finding the file
+
+    def _place(self, source: str, *, follow: bool = True) -> Place:
+        """Where ``source`` is, as a held directory and a name; every rule checked.
+
+        ``follow``: for an existing file (a final symlink inside the roots is
+        resolved); without it, for a file to create (the name as given).
+        """
+        check_source(source)
+        if os.path.isabs(source):
+            located = self.roots.locate(source)
+            if located is None:
+                raise self.roots.outside(source)
+            root, parts = located
+            self.plan_names.check(source, parts)
+        else:
+            parts = split_path(source)
+            self.plan_names.check(source, parts)
+            probe = functools.partial(self._probe, follow, parts, source)
+            chosen = self.roots.candidate(source, probe)
+            if chosen is None:
+                raise self._nowhere(source, follow)
+            root = chosen
+        try:
+            place = walk(self.roots, root, parts, source, follow=follow)
+        except NotFound:
+            if follow:
+                raise
+            raise self._nowhere(source, existing=False) from None
+        try:
+            self.plan_names.check(source, [place.name])
+        except BaseException:
+            place.close()
+            raise
+        return place
+
+    def _probe(self, follow: bool, parts: list[str], source: str, root: Path) -> Hashable | None:
+        """Probe of :meth:`Roots.candidate`: what ``source`` is under ``root``, if anything.
+
+        For an existing file (``follow``) the file's identity; for a create the
+        identity of its directory (that directory exists there).
+        """
+        try:
+            place = walk(self.roots, root, parts, source, follow=follow)
+        except NotFound:
+            return None
+        with place:
+            if not follow:
+                info = os.fstat(place.fd)
+                return info.st_dev, info.st_ino, place.name
+            existing = _lstat(place, source)
+            return None if existing is None else (existing.st_dev, existing.st_ino)
+
+    def _nowhere(self, source: str, existing: bool) -> NotFound:
+        roots = self.roots.describe()
+        if existing:
+            return NotFound(f"no file {source} under the roots {roots}", source=source)
+        return NotFound(
+            f"cannot create {source}: its directory does not exist under the roots {roots} "
+            "(directories are not created)",
+            source=source,
+        )
+
+    # ------------------------------------------------------------------ reading and writing
+
+    @property
+    def _max_bytes(self) -> int:
+        return self.max_chars * MAX_BYTES_PER_CHAR + len(BOM)
+
+    def _read_once(self, source: str) -> Snapshot:
+        with self._place(source) as place:
+            return self._load(place, source).snapshot
+
+    def _load(self, place: Place, source: str) -> _Current:
+        """Open the plan relative to its held directory, check it, read and decode it."""
+        try:
+            fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
+        except FileNotFoundError:
+            raise NotFound(f"no file {source} ({place.path})", source=source) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # it became a symlink after the walk
+                raise Changed from None
+            raise unavailable(source, exc, place.path) from None
+        try:
+            info = os.fstat(fd)
+            _check_plain_file(info, source, place.path)
+            if info.st_size > self._max_bytes:
+                raise _too_large(source, self.max_chars, None)
+            data = _read_all(fd, self._max_bytes + 1, source, place.path)
+        finally:
+            os.close(fd)
+        if len(data) > self._max_bytes:
+            raise _too_large(source, self.max_chars, None)
+        try:
+            file = decode(data)
+        except UnicodeDecodeError as exc:
+            raise InvalidArgument(
+                f"{source} is not UTF-8 (invalid byte at offset {exc.start}); plans are UTF-8 text",
+                source=source,
+                offset=exc.start,
+            ) from None
+        _check_size(file.text, source, self.max_chars)
+        return _Current(
+            file=file,
+            mode=stat.S_IMODE(info.st_mode),
+            uid=info.st_uid,
+            gid=info.st_gid,
+            stamp=(info.st_ino, info.st_size, info.st_mtime_ns),
+        )
+
+    def _write_once(self, source: str, base: Base, new_text: str) -> Snapshot:
+        with self._place(source) as place, _locked(place, source, self.lock_timeout):
+            current = self._load(place, source)
+            _check_writable(current, source, place.path)
+            if current.snapshot.base.checksum != base.checksum:
+                raise conflict(source, current.snapshot)
+            data = encode_update(new_text, current.file)
+            written = decode(data)
+            _check_size(written.text, source, self.max_chars)
+            _remove_orphans(place)
+            _replace_atomically(place, data, current, source)
+            _fsync_dir(place.fd)
+        return _snapshot(written)
+
+    def _exists_conflict(self, place: Place, source: str, existing: os.stat_result) -> Conflict:
+        """The ``conflict`` of a create whose name exists (with the plan, if it is one)."""
+        message = f"{source} exists already; read it and write against its base instead"
+        try:
+            if not stat.S_ISREG(existing.st_mode):
+                raise Changed  # a link, a directory …: nothing to offer as a base
+            current = self._load(place, source).snapshot
+        except (WerkbaumError, Changed):
+            return Conflict(message, source=source)
+        return Conflict(
+            message, source=source, current={"text": current.text, "base": current.base.to_json()}
+        )
+
+    def _check_text(self, text: str, source: str) -> None:
+        """Refuse, before anything is locked, a text too large or not storable as UTF-8."""
+        _check_size(text, source, self.max_chars)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidArgument(
+                f"the new text for {source} cannot be stored as UTF-8 (character {exc.start})",
+                source=source,
+                offset=exc.start,
+            ) from None
 
 
-def _read_file(path: Path, source: str, max_chars: int) -> _Raw:
-    """Read and decode one plan file, mapping every failure to a typed error.
+def _snapshot(file: FileText) -> Snapshot:
+    return Snapshot(text=file.text, base=Base(checksum=checksum(file.text), version=None))
 
-    ``O_NONBLOCK`` keeps a FIFO from hanging the server, ``O_NOFOLLOW`` refuses
-    a final symlink swapped in after the path was resolved, and the size is
-    bounded before the bytes are read.
+
+def _retrying(source: str, attempt: Callable[[], T]) -> T:
+    """Run ``attempt`` again when the file changed kind under it; then give up clearly."""
+    for _ in range(ATTEMPTS):
+        try:
+            return attempt()
+        except Changed:
+            continue
+    raise SourceUnavailable(
+        f"{source} kept changing while it was used; try again", source=source, reason="changing"
+    )
+
+
+def _check_plain_file(info: os.stat_result, source: str, path: Path) -> None:
+    """A regular file with one name, or the documented refusal."""
+    if not stat.S_ISREG(info.st_mode):
+        reason = "is a directory" if stat.S_ISDIR(info.st_mode) else "is not a regular file"
+        raise SourceUnavailable(f"{source} ({path}) {reason}", source=source, reason=reason)
+    if info.st_nlink > 1:
+        raise ForbiddenSource(
+            f"{source} has {info.st_nlink} hard links; a plan file with other names is refused "
+            "(another name may lie outside the roots)",
+            source=source,
+            reason="hard_link",
+        )
+
+
+def _check_writable(current: _Current, source: str, path: Path) -> None:
+    """Refuse a write the file's mode says no to — for every user, root included.
+
+    The mode bits are the intent (ACLs are not consulted): the owner's write
+    bit must be set, and the bit that applies to the server's user too.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        raise NotFound(f"no file {source} ({path})", source=source) from None
-    except NotADirectoryError:
-        raise NotFound(f"no file {source} ({path})", source=source) from None
-    except OSError as exc:
-        raise _unavailable(source, path, exc) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            reason = "is a directory" if stat.S_ISDIR(info.st_mode) else "is not a regular file"
-            raise SourceUnavailable(f"{source} ({path}) {reason}", source=source, reason=reason)
-        max_bytes = max_chars * _MAX_BYTES_PER_CHAR + len(BOM)
-        if info.st_size > max_bytes:
-            raise _too_large(source, max_chars, None)
-        data = _read_all(fd, max_bytes + 1, source, path)
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        raise _too_large(source, max_chars, None)
-    return _decode(data, source, max_chars, stat.S_IMODE(info.st_mode))
+    euid = os.geteuid()
+    mode = current.mode
+    if euid == 0 or current.uid == euid:
+        allowed = bool(mode & stat.S_IWUSR)
+    elif current.gid == os.getegid() or current.gid in os.getgroups():
+        allowed = bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWGRP)
+    else:
+        allowed = bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWOTH)
+    if not allowed:
+        raise ForbiddenSource(
+            f"{source} ({path}) is read-only (mode {mode:04o}); the server does not write files "
+            "made read-only — make it writable (chmod u+w) if agents may change it",
+            source=source,
+            reason="read_only",
+        )
 
 
 def _read_all(fd: int, limit: int, source: str, path: Path) -> bytes:
@@ -204,51 +459,13 @@ def _read_all(fd: int, limit: int, source: str, path: Path) -> bytes:
             chunks.append(chunk)
             remaining -= len(chunk)
     except OSError as exc:
-        raise _unavailable(source, path, exc) from None
+        raise unavailable(source, exc, path) from None
     return b"".join(chunks)
-
-
-def _decode(data: bytes, source: str, max_chars: int, mode: int) -> _Raw:
-    """Strip a BOM, decode strictly, normalise newlines, and remember the style."""
-    bom = data.startswith(BOM)
-    body = data[len(BOM) :] if bom else data
-    try:
-        decoded = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + (len(BOM) if bom else 0)
-        raise InvalidArgument(
-            f"{source} is not UTF-8 (invalid byte at offset {offset}); plans are UTF-8 text",
-            source=source,
-            offset=offset,
-        ) from None
-    text = normalize_newlines(decoded)
-    _check_size(text, source, max_chars)
-    return _Raw(text=text, crlf=b"\r\n" in body, bom=bom, mode=mode)
-
-
-def _encode(text: str, current: _Raw) -> bytes:
-    """The bytes to store: the agent's LF text in the file's own line-ending style and BOM."""
-    if current.crlf:
-        text = text.replace("\n", "\r\n")
-    data = text.encode("utf-8")
-    return BOM + data if current.bom else data
 
 
 def _check_size(text: str, source: str, max_chars: int) -> None:
     if len(text) > max_chars:
         raise _too_large(source, max_chars, len(text))
-
-
-def _check_encodable(text: str, source: str) -> None:
-    """Refuse text UTF-8 cannot carry (lone surrogates) before anything is locked."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidArgument(
-            f"the new text for {source} cannot be stored as UTF-8 (character {exc.start})",
-            source=source,
-            offset=exc.start,
-        ) from None
 
 
 def _too_large(source: str, max_chars: int, size: int | None) -> TooLarge:
@@ -261,38 +478,19 @@ def _too_large(source: str, max_chars: int, size: int | None) -> TooLarge:
     )
 
 
-def _unavailable(source: str, path: Path, exc: OSError) -> SourceUnavailable:
-    reason = exc.strerror or type(exc).__name__
-    return SourceUnavailable(
-        f"cannot use {source} ({path}): {reason}", source=source, reason=reason
-    )
-
-
 @contextlib.contextmanager
-def _locked_dir(directory: Path, source: str, timeout: float) -> Iterator[int]:
-    """Hold ``flock(LOCK_EX)`` on the directory; yields its fd (also used to fsync it).
+def _locked(place: Place, source: str, timeout: float) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on the place's directory (released when its fd closes).
 
     Polls with ``LOCK_NB`` instead of blocking, so a stuck peer gives a clear
     error after ``timeout`` seconds instead of a hung tool call.
     """
-    try:
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _unavailable(source, directory, exc) from None
-    try:
-        _acquire(fd, directory, source, timeout)
-        yield fd
-    finally:
-        os.close(fd)  # closing the only fd of the open file description drops the lock
-
-
-def _acquire(fd: int, directory: Path, source: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     pause = 0.001
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            fcntl.flock(place.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 raise SourceUnavailable(
@@ -303,44 +501,130 @@ def _acquire(fd: int, directory: Path, source: str, timeout: float) -> None:
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
         except OSError as exc:
-            raise _unavailable(source, directory, exc) from None
-
-
-def _temp_prefix(path: Path) -> str:
-    return f".{path.name}."
-
-
-def _remove_orphans(path: Path) -> None:
-    """Delete temp files of this plan left by a killed writer (caller holds the lock)."""
-    prefix = _temp_prefix(path)
-    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
-        for entry in entries:
-            if entry.name.startswith(prefix) and entry.name.endswith(TEMP_SUFFIX):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-
-
-def _replace_atomically(path: Path, data: bytes, mode: int, source: str) -> None:
-    """Write a sibling temp file completely and durably, then rename it over ``path``."""
+            raise unavailable(source, exc, place.path.parent) from None
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=_temp_prefix(path), suffix=TEMP_SUFFIX)
+        yield
+    finally:
+        fcntl.flock(place.fd, fcntl.LOCK_UN)
+
+
+def _lstat(place: Place, source: str) -> os.stat_result | None:
+    """The entry under the name, if any (a dangling symlink counts: never create through one)."""
+    try:
+        return os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        raise _unavailable(source, path.parent, exc) from None
+        raise unavailable(source, exc, place.path) from None
+
+
+def _temp_prefix(name: str) -> str:
+    return f".{name}."
+
+
+def _remove_orphans(place: Place) -> None:
+    """Delete temp files of this plan left by a killed writer (caller holds the lock)."""
+    prefix = _temp_prefix(place.name)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(place.fd):
+            if name.startswith(prefix) and name.endswith(TEMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=place.fd)
+
+
+def _write_temp(place: Place, data: bytes, source: str, old: _Current | None) -> str:
+    """A complete, durable sibling temp file with ``data``; its name in the directory.
+
+    Replacing ``old``: created 0600, then given the old file's mode (and, when
+    running as root, its owner), so a private plan is never readable by
+    others on the way. Creating (``old`` None): 0666 minus the umask, as any
+    new file.
+    """
+    name = f"{_temp_prefix(place.name)}{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    try:
+        fd = os.open(name, TEMP_FLAGS, 0o666 if old is None else 0o600, dir_fd=place.fd)
+    except OSError as exc:
+        raise unavailable(source, exc, place.path.parent) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fchmod(handle.fileno(), mode)
+            if old is not None:
+                os.fchmod(handle.fileno(), old.mode)
+                if os.geteuid() == 0:
+                    with contextlib.suppress(OSError):
+                        os.fchown(handle.fileno(), old.uid, old.gid)
             os.fsync(handle.fileno())
-        os.replace(temp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise _unavailable(source, path, exc) from None
+            os.unlink(name, dir_fd=place.fd)
+        raise unavailable(source, exc, place.path) from None
+    return name
+
+
+def _replace_atomically(place: Place, data: bytes, current: _Current, source: str) -> None:
+    """Write a temp file with the old mode (and owner), then rename it over the plan."""
+    temp = _write_temp(place, data, source, current)
+    try:
+        if _stamp(place) != current.stamp:
+            raise Changed  # replaced by a process outside the lock: read and compare again
+        os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=place.fd)
+        raise unavailable(source, exc, place.path) from None
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=place.fd)
         raise
+
+
+def _stamp(place: Place) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _publish_new(place: Place, temp: str, source: str) -> None:
+    """Give the temp file the plan's name without replacing anything (or ``conflict``)."""
+    try:
+        if not _rename_noreplace(place.fd, temp, place.name):
+            os.link(
+                temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd, follow_symlinks=False
+            )
+            os.unlink(temp, dir_fd=place.fd)
+    except FileExistsError:
+        raise Conflict(
+            f"{source} was created by someone else at the same moment; read it", source=source
+        ) from None
+    except OSError as exc:
+        raise unavailable(source, exc, place.path) from None
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """libc's ``renameat2``, if this system has one (Linux with glibc 2.28+)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function: Callable[..., int] = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+def _rename_noreplace(dir_fd: int, old: str, new: str) -> bool:
+    """``renameat2(RENAME_NOREPLACE)``; False if unsupported here (the caller falls back)."""
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(dir_fd, os.fsencode(old), dir_fd, os.fsencode(new), RENAME_NOREPLACE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code))
 
 
 def _fsync_dir(dir_fd: int) -> None:
@@ -352,21 +636,3 @@ def _fsync_dir(dir_fd: int) -> None:
     """
     with contextlib.suppress(OSError):
         os.fsync(dir_fd)
-
-
-def _walk_plans(roots: tuple[Path, ...], max_dirs: int) -> Iterator[str]:
-    """Plan file paths under the roots, depth-first with sorted names, within ``max_dirs``."""
-    visited = 0
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            visited += 1
-            if visited > max_dirs:
-                return
-            dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(d))
-            for name in sorted(filenames):
-                if name.endswith(PLAN_SUFFIX) and not name.startswith("."):
-                    yield os.path.join(dirpath, name)
-
-
-def _skipped_dir(name: str) -> bool:
-    return name in SKIPPED_DIRS or name.startswith(".")

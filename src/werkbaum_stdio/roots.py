@@ -1,20 +1,26 @@
 """The allowed roots of the stdio server (spec §3, §10): files only under them.
 
-An agent names a file by a source string it chose itself, so every file
-source goes through :meth:`Roots.resolve` first: the path is made absolute,
-resolved with ``realpath`` (symlinks followed, ``..`` collapsed) and then
-compared against the roots' own realpaths. Only a path that lands under a
-root is ever opened; anything else is refused before the file is touched.
+An agent names a file by a source string it chose itself. An absolute source
+must lie under a root; a relative source is looked up under every root (the
+root that has it; several → an error naming them), never under the working
+directory, so a host that starts the server in ``/`` with ``--root
+~/project`` can still say ``plan.werkbaum``.
+
+This module maps sources to roots; it opens nothing. The file store then
+walks from the chosen root's directory descriptor (:mod:`.confined`), so a
+mapping that a concurrent rename made stale can at worst fail, never lead
+out of the roots. :meth:`Roots.resolve` (``realpath``-based) serves callers
+that need a path and do their own file handling, such as the git mirror.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from werkbaum_core.errors import ForbiddenSource, InvalidArgument
+from werkbaum_core.errors import ForbiddenSource, InvalidArgument, SourceUnavailable, WerkbaumError
 
 PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
 """Set by Claude Code for the servers it starts: the project the user opened."""
@@ -23,17 +29,20 @@ ORIGIN_FLAG = "--root"
 ORIGIN_PROJECT_DIR = PROJECT_DIR_VAR
 ORIGIN_CWD = "the working directory"
 
+MAX_SOURCE_CHARS = 4096
+"""Longer file sources are refused: no real path is longer (Linux ``PATH_MAX``)."""
+
 
 @dataclass(frozen=True)
 class Roots:
-    """The directories file sources must lie in, and where relative sources start.
+    """The directories file sources must lie in.
 
     ``paths`` are realpaths, so a symlinked root is compared by where it
-    really is. ``base`` is the directory relative sources are joined to.
-    ``origin`` says which default was used (``--root``, ``CLAUDE_PROJECT_DIR``
-    or the working directory) so that a refusal can tell the user which
-    setting to change. ``base`` is a realpath too, so paths from
-    :meth:`resolve` and ``FileStore.list_plans`` can be made relative to it.
+    really is. ``origin`` says which default was used (``--root``,
+    ``CLAUDE_PROJECT_DIR`` or the working directory) so that a refusal can
+    tell the user which setting to change. ``base`` is the directory the
+    ``--root`` values were given relative to (kept for the git mirror's file
+    matching; relative *sources* start at the roots, see :meth:`candidate`).
     """
 
     paths: tuple[Path, ...]
@@ -49,11 +58,9 @@ class Roots:
     ) -> Roots:
         """The roots from ``--root`` flags, else ``CLAUDE_PROJECT_DIR``, else the cwd.
 
-        Relative ``--root`` values and relative sources start at the working
-        directory — except when the roots come from ``CLAUDE_PROJECT_DIR``:
-        then the agent's relative paths mean the project directory, as the
-        host that set the variable intends. A root that is not an existing
-        directory is an error at start-up rather than a silent empty set.
+        Relative ``--root`` values start at the working directory. A root that
+        is not an existing directory is an error at start-up rather than a
+        silent empty set.
         """
         workdir = Path(os.path.realpath(cwd if cwd is not None else os.getcwd()))
         project_dir = env.get(PROJECT_DIR_VAR, "")
@@ -81,25 +88,139 @@ class Roots:
         path = Path(real)
         return any(path.is_relative_to(root) for root in self.paths)
 
+    def locate(self, path: str) -> tuple[Path, list[str]] | None:
+        """The root an absolute path lies under, and its components below that root.
+
+        Lexically first: ``""`` and ``"."`` components are dropped, ``..`` is
+        kept for the walk to apply to the real directories (``a/link/..`` is
+        the link target's parent, not ``a``); of several matching roots the
+        outermost wins, so a ``..`` has the most room. If no root is a prefix,
+        the path's realpath is tried, which finds a root spelled through a
+        symlink (``/var`` → ``/private/var``). Either way this is only a
+        guess of where to start: the caller walks the components from the
+        root's descriptor, so no answer here can lead out of the roots.
+        """
+        found = self._prefix_root(split_path(path))
+        if found is None:
+            found = self._prefix_root(split_path(str(real_path(path, path))))
+        return found
+
+    def _prefix_root(self, parts: list[str]) -> tuple[Path, list[str]] | None:
+        for root in sorted(self.paths, key=lambda root: len(root.parts)):
+            below = list(root.parts[1:])
+            if parts[: len(below)] == below:
+                return root, parts[len(below) :]
+        return None
+
+    def candidate(self, source: str, probe: Callable[[Path], Hashable | None]) -> Path | None:
+        """The root a relative ``source`` is meant under: the one root that has it.
+
+        ``probe(root)`` answers what ``source`` is under ``root``: an identity
+        (say ``(st_dev, st_ino)``) if it exists there, None if not, or raises
+        ``ForbiddenSource`` if it would lead out. With one root no probe is
+        made (the caller's own walk gives its errors). Two roots holding the
+        same file are one candidate; two different files are
+        ``InvalidArgument`` naming both, since guessing could edit the wrong
+        plan. None if no root has it (a refusal seen on the way is raised
+        then: it explains more than "not found").
+        """
+        if len(self.paths) == 1:
+            return self.paths[0]
+        found: dict[Hashable, Path] = {}
+        refusal: WerkbaumError | None = None
+        for root in self.paths:
+            try:
+                identity = probe(root)
+            except ForbiddenSource as exc:
+                refusal = refusal or exc
+                continue
+            if identity is not None:
+                found.setdefault(identity, root)
+        if len(found) > 1:
+            candidates = [str(root / source) for root in found.values()]
+            raise InvalidArgument(
+                f"{source} exists under several roots ({', '.join(candidates)}); "
+                "give the absolute path of the one you mean",
+                source=source,
+                candidates=candidates,
+            )
+        if found:
+            return next(iter(found.values()))
+        if refusal is not None:
+            raise refusal
+        return None
+
     def resolve(self, source: str) -> Path:
         """The realpath of a file source, or ``ForbiddenSource`` if it leaves the roots.
 
-        ``realpath`` only reads symlinks along the way; the file itself is not
-        opened or stat'ed here, so a refused source is never read.
+        For callers that handle the file themselves (the git mirror); the file
+        store walks instead. A relative source is taken under the root that
+        has it (:meth:`candidate`); if none has it (a file still to be
+        created), under the first root that has its directory, else the first
+        root. ``realpath`` only reads symlinks along the way; the file itself
+        is not opened or stat'ed here, so a refused source is never read.
         """
-        if not source:
-            raise InvalidArgument("the file source is empty", source=source)
-        if "\0" in source:
-            raise InvalidArgument("the file source contains a NUL byte", source=source)
-        real = Path(os.path.realpath(self.base / source))
+        check_source(source)
+        if os.path.isabs(source):
+            real = real_path(source, source)
+        else:
+
+            def existing(root: Path) -> Path | None:
+                path = root / source
+                return real_path(path, source) if os.path.lexists(path) else None
+
+            root = self.candidate(source, existing) or self._root_with_dir(source)
+            real = real_path(root / source, source)
         if not self.contains(real):
-            raise ForbiddenSource(
-                f"{source} resolves to {real}, which is outside the allowed roots "
-                f"{self.describe()}; only files under these roots can be used",
-                source=source,
-                roots=[str(path) for path in self.paths],
-            )
+            raise self.outside(source, f"resolves to {real}, which is")
         return real
+
+    def _root_with_dir(self, source: str) -> Path:
+        """For a relative path that exists nowhere: the first root that has its directory."""
+        for root in self.paths:
+            if os.path.isdir(os.path.dirname(root / source)):
+                return root
+        return self.paths[0]
+
+    def outside(self, source: str, how: str = "is") -> ForbiddenSource:
+        """The refusal of a source that is not under any root."""
+        return ForbiddenSource(
+            f"{source} {how} outside the allowed roots {self.describe()}; "
+            "only files under these roots can be used",
+            source=source,
+            roots=[str(path) for path in self.paths],
+            reason="outside_roots",
+        )
+
+
+def check_source(source: str) -> None:
+    """Refuse file sources no file system path can be: empty, NUL, overlong."""
+    if not source:
+        raise InvalidArgument("the file source is empty", source=source)
+    if "\0" in source:
+        raise InvalidArgument("the file source contains a NUL byte", source=source)
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InvalidArgument(
+            f"the file source is longer than {MAX_SOURCE_CHARS:,} characters", source=source[:200]
+        )
+
+
+def real_path(path: str | os.PathLike[str], source: str) -> Path:
+    """``realpath``, with its failures (a link swapped during the call) as documented errors."""
+    try:
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SourceUnavailable(
+            f"cannot resolve {source}: {reason} (did it change meanwhile?)",
+            source=source,
+            reason=reason,
+        ) from None
+
+
+def split_path(path: str) -> list[str]:
+    """A path's components without ``""`` and ``"."``; ``..`` stays (the walk applies it)."""
+    return [part for part in path.split("/") if part not in ("", ".")]
 
 
 def _root_path(workdir: Path, root: str, origin: str) -> Path:

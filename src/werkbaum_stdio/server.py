@@ -10,6 +10,7 @@ import attrs
 import mcp.types as types
 
 from werkbaum_core.engine import LazyEngine, choose_executor
+from werkbaum_core.errors import InvalidArgument
 from werkbaum_core.guide import guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
@@ -17,6 +18,7 @@ from werkbaum_stdio.audit import AuditLog
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
 from werkbaum_stdio.pipes import stdio_pipes
+from werkbaum_stdio.plan_names import PlanNames
 from werkbaum_stdio.registration import (
     GUIDE_URI,
     SERVER_NAME,
@@ -34,7 +36,7 @@ from werkbaum_stdio.registration import (
     snapshot_meta,
 )
 from werkbaum_stdio.roots import Roots
-from werkbaum_stdio.sources import LocalSources
+from werkbaum_stdio.sources import LocalSources, file_uri
 
 __all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server", "serve_stdio"]
 
@@ -56,12 +58,16 @@ class StdioConfig:
     """Werkbaum backends (``--server``); the first is the default for bare uuids."""
     mirrors: tuple[str, ...] = ()
     """``--mirror DOCUMENT=FILE`` specs: files in git kept equal to their documents."""
+    plan_globs: tuple[str, ...] = ()
+    """``--plan-glob`` patterns: file names that are plans besides ``*.werkbaum``."""
 
 
 def instructions(config: StdioConfig) -> str:
     """What every client is told: the working order and this server's configuration."""
     mode = "read-only (no write tools)" if config.read_only else "read and write"
     parts = [f"{WORKING_ORDER} This server: {mode}; file roots: {config.roots.describe()}"]
+    if config.plan_globs:
+        parts.append(f"plan files: {PlanNames.with_globs(config.plan_globs).describe()}")
     if config.servers:
         parts.append(f"document backends: {', '.join(config.servers)} (a bare uuid uses the first)")
     if config.mirrors:
@@ -76,7 +82,7 @@ def instructions(config: StdioConfig) -> str:
 def file_template(files: FileStore) -> TemplateRoute:
     """``werkbaum://file/{+path}``: a plan file with its base (version, checksum) in ``_meta``.
 
-    Containment is enforced by the roots (realpath), like for tool sources.
+    The file store's rules (plan files only, under the roots) apply as for tool sources.
     """
 
     def read(path: str) -> ResourceRead:
@@ -87,55 +93,37 @@ def file_template(files: FileStore) -> TemplateRoute:
         uri_template=FILE_TEMPLATE,
         name="plan-file",
         title="Plan file",
-        description="A plan file under the server's roots (path relative to the roots' base).",
+        description="A plan file under the server's roots (path relative to its root).",
         mime_type="text/plain",
     )
     return TemplateRoute(listed, "path", read)
 
 
-def plan_files(files: FileStore, roots: Roots, page_size: int = PAGE_SIZE) -> Listing:
+def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:
     """The plan files under the roots as ``werkbaum://file/…`` resources, ``page_size``
-    per page; the cursor is the offset of the page's first file (deterministic: the
-    store walks in a fixed order)."""
+    per page, in the store's stable order; the cursor is the store's own (opaque)."""
 
     def page(cursor: str | None) -> ResourcePage:
-        start = _offset(cursor)
-        found = files.list_plans(start + page_size + 1)
+        try:
+            found = files.list_plans(cursor, limit=page_size, lines=False)
+        except InvalidArgument as exc:
+            raise InvalidCursor(
+                f"invalid cursor {(cursor or '')[:40]!r}: pass a nextCursor from resources/list"
+            ) from exc
         listed = [
-            types.Resource(
-                uri=f"werkbaum://file/{_display_path(path, roots)}",
-                name=path.name,
-                mime_type="text/plain",
-            )
-            for path in found[start : start + page_size]
+            types.Resource(uri=file_uri(plan.source), name=plan.path.name, mime_type="text/plain")
+            for plan in found.plans
         ]
-        more = len(found) > start + page_size
-        return listed, str(start + page_size) if more else None
+        return listed, found.next_cursor
 
     return page
 
 
-def _offset(cursor: str | None) -> int:
-    if cursor is None:
-        return 0
-    if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= 9):
-        raise InvalidCursor(
-            f"invalid cursor {cursor[:40]!r}: pass a nextCursor from resources/list"
-        )
-    return int(cursor)
-
-
-def _display_path(path: Path, roots: Roots) -> str:
-    """Relative to where relative sources start, when the file lies below it; else absolute."""
-    try:
-        return str(path.relative_to(roots.base))
-    except ValueError:
-        return str(path)
-
-
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanServer:
-    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
-    files = FileStore(config.roots)
+    engine = engine or LazyEngine(
+        choose_executor(config.engine, frontend=config.frontend), config.frontend
+    )
+    files = FileStore(config.roots, plan_globs=config.plan_globs)
     documents = DocumentStore(config.servers, allow_any_host=True)
     mirrors = build_mirrors(config.mirrors, documents, config.roots)
     sources = LocalSources(files, documents, MirrorFiles.of(mirrors, config.roots))
@@ -151,7 +139,7 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanS
         tools=catalogue_tools(services, read_only=config.read_only, name=config.name),
         guide=guide_for(config.frontend),
         templates=[document_template(sources.read_document), file_template(files)],
-        listing=plan_files(files, config.roots),
+        listing=plan_files(files),
     )
 
 

@@ -44,6 +44,12 @@ def serve(
         list[str] | None,
         typer.Option("--mirror", help="DOCUMENT=FILE: commit each agent write to FILE in git."),
     ] = None,
+    plan_glob: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--plan-glob", help="More file names that are plans, e.g. '*.plan' (repeatable)."
+        ),
+    ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
     ] = None,
@@ -63,6 +69,7 @@ def serve(
     import anyio
 
     from werkbaum_core.engine import LazyEngine
+    from werkbaum_core.engine.lifetime import close_on_exit
     from werkbaum_stdio.roots import Roots
     from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
@@ -74,6 +81,7 @@ def serve(
         roots=roots,
         servers=tuple(server or ()),
         mirrors=tuple(mirror or ()),
+        plan_globs=tuple(plan_glob or ()),
         name=name,
         read_only=read_only,
         engine=engine,
@@ -91,7 +99,8 @@ def serve(
             fail(exc.message, EXIT_UNREADABLE)
     # The engine starts on the first call that needs it: a server that a host
     # starts and never asks stays small (a node process alone is ~40 MiB).
-    lazy = LazyEngine(choose_executor(engine), frontend)
+    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
+    close_on_exit(lazy)  # end of stdin, a failed start, SIGTERM, SIGINT, SIGHUP
     if frontend:
         # A checkout's module set is checked before serving: a missing export is a
         # start-up error, not a failure of the agent's first call.
@@ -102,7 +111,7 @@ def serve(
         typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
     try:
         app = build_server(config, lazy)
-    except WerkbaumError as exc:  # a bad --mirror: not a document, not in a git work tree …
+    except WerkbaumError as exc:  # a bad --mirror (not a document, not in git), --plan-glob
         fail(exc.message, EXIT_UNREADABLE)
     anyio.run(serve_stdio, app)
 

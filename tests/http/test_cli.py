@@ -19,7 +19,6 @@ from mcp.server.apps import APP_MIME_TYPE
 from mcp.types import Implementation
 
 from tests.backend import Backend
-from tests.conftest import REPO
 from tests.http.conftest import (
     CLIENT_NAME,
     FULL_TOKEN,
@@ -36,12 +35,11 @@ from tests.http.conftest import (
     server_process,
 )
 from tests.stdio.conftest import structured
+from tests.tools import INSPECTOR, require_tool
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN
 from werkbaum_http.connections import REQUESTS_PER_CONNECTION
 from werkbaum_stdio.plan_view import plan_view
 from werkbaum_stdio.registration import PLAN_VIEW_URI
-
-INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -250,8 +248,8 @@ def _inspector(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.skipif(not INSPECTOR.exists(), reason="MCP Inspector not installed")
 def test_inspector_cli_lists_tools_and_reads_a_document(backend: Backend, tmp_path: Path) -> None:
+    require_tool("mcp-inspector")
     document = create_document(backend)
     with server_process(["--server", backend.base_url], tmp_path / "s.log") as served:
         url = f"{served.base_url}/mcp"

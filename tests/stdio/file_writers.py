@@ -5,6 +5,11 @@ the real write pipeline, one write per node, re-reading on a conflict; waits
 for the file ``GO`` so that two such processes start together; prints a JSON
 summary (conflicts seen, start and end time).
 
+``creator ROOT``: for every line ``NAME GO`` on stdin, waits for the file ``GO``
+and then creates the plan ``NAME`` with a large text naming this process;
+prints ``ok`` or the error code. Two creators given the same lines race to
+create the same files.
+
 ``forker ROOT FILE``: a single-threaded process that forks a churning writer
 on every ``fork`` line on stdin (printing its pid), then reaps it after the
 test has killed it (printing ``reaped STATUS``). Forking from a warm process makes
@@ -20,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from werkbaum_core import Conflict, Engine
+from werkbaum_core import Conflict, Engine, WerkbaumError
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_stdio import files
 from werkbaum_stdio.files import FileStore
@@ -92,6 +97,26 @@ def churn(store: FileStore, source: str, versions: list[str]) -> None:
         store.write(source, snapshot.base, [], versions[(current + 1) % len(versions)])
 
 
+def created_text(pid: int) -> str:
+    """What creator ``pid`` writes (~0.6 MB, so a half-written file would show)."""
+    return churn_version(pid)
+
+
+def creator(root: str) -> None:
+    store = FileStore(Roots.from_args([root], cwd="/"))
+    text = created_text(os.getpid())
+    print("ready", flush=True)
+    for line in sys.stdin:
+        name, go = line.split()
+        while not Path(go).exists():
+            time.sleep(0.0002)
+        try:
+            store.create(name, text)
+            print("ok", flush=True)
+        except WerkbaumError as exc:
+            print(exc.code, flush=True)
+
+
 def forker(root: str, source: str) -> None:
     store = FileStore(Roots.from_args([root], cwd=root))
     versions = [churn_version(i) for i in range(CHURN_VERSIONS)]
@@ -114,6 +139,8 @@ if __name__ == "__main__":
     mode, *rest = sys.argv[1:]
     if mode == "race":
         race(rest[0], rest[1], int(rest[2]), int(rest[3]), rest[4])
+    elif mode == "creator":
+        creator(rest[0])
     elif mode == "forker":
         forker(rest[0], rest[1])
     else:

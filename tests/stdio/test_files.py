@@ -3,9 +3,7 @@ what two processes (or a killed one) do to a shared plan file."""
 
 from __future__ import annotations
 
-import builtins
 import fcntl
-import io
 import json
 import os
 import random
@@ -13,12 +11,22 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
+    BOM,
+    PLAN,
+    Touched,
+    dukpy_fixture,
+    outside_fixture,
+    plan_file,
+    root_fixture,
+    store_fixture,
+    touched_fixture,
+)
 from tests.stdio.file_writers import CHURN_VERSIONS, RACE_NODES, churn_version, race_plan
 from werkbaum_core import (
     Conflict,
@@ -37,59 +45,11 @@ from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
 from werkbaum_stdio.roots import Roots
 
 HELPER = Path(__file__).with_name("file_writers.py")
-PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)\n"
-BOM = b"\xef\xbb\xbf"
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "root"
-    path.mkdir()
-    return Path(os.path.realpath(path))
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    path = tmp_path / "outside"
-    path.mkdir()
-    (path / "secret.werkbaum").write_text("[ ] #secret: Secret\n")
-    return Path(os.path.realpath(path))
-
-
-@pytest.fixture
-def store(root: Path) -> FileStore:
-    return FileStore(Roots.from_args([str(root)], env={}, cwd=root))
-
-
-@pytest.fixture(scope="module")
-def dukpy() -> Iterator[Engine]:
-    with Engine.create("dukpy", frontend="") as engine:
-        yield engine
-
-
-@pytest.fixture
-def touched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every path opened or stat'ed (``realpath``'s own lstat calls are not counted)."""
-    calls: list[str] = []
-
-    def spying(original: Callable[..., Any]) -> Callable[..., Any]:
-        def spy(path: Any, *args: Any, **kwargs: Any) -> Any:
-            calls.append(str(path))
-            return original(path, *args, **kwargs)
-
-        return spy
-
-    monkeypatch.setattr(os, "open", spying(os.open))
-    monkeypatch.setattr(os, "stat", spying(os.stat))
-    monkeypatch.setattr(builtins, "open", spying(builtins.open))
-    monkeypatch.setattr(io, "open", spying(io.open))
-    return calls
-
-
-def plan_file(root: Path, data: bytes | str = PLAN, name: str = "plan.werkbaum") -> Path:
-    path = root / name
-    path.write_bytes(data.encode() if isinstance(data, str) else data)
-    return path
+def listed(store: FileStore, **options: Any) -> list[Path]:
+    """The paths of the first page of ``list_plans``."""
+    return [plan.path for plan in store.list_plans(**options).plans]
 
 
 def set_status(engine: Engine, store: FileStore, source: str, node: str, status: str) -> Any:
@@ -103,38 +63,50 @@ def set_status(engine: Engine, store: FileStore, source: str, node: str, status:
 
 
 def test_an_absolute_path_outside_the_roots_is_refused_unread(
-    store: FileStore, outside: Path, touched: list[str]
+    store: FileStore, outside: Path, touched: Touched
 ) -> None:
     with pytest.raises(ForbiddenSource):
         store.read(str(outside / "secret.werkbaum"))
     with pytest.raises(ForbiddenSource):
         store.base_text(str(outside / "secret.werkbaum"), Base(checksum("x")))
-    assert touched == []
+    assert touched.files == [] and touched.dirs == set()
 
 
 def test_a_dotdot_escape_is_refused_unread(
-    store: FileStore, root: Path, outside: Path, touched: list[str]
+    store: FileStore, root: Path, outside: Path, touched: Touched
 ) -> None:
     (root / "sub").mkdir()
-    for source in ("../outside/secret.werkbaum", "sub/../../outside/secret.werkbaum"):
+    for source in (
+        "../outside/secret.werkbaum",
+        "sub/../../outside/secret.werkbaum",
+        f"{root}/../outside/secret.werkbaum",
+    ):
         with pytest.raises(ForbiddenSource):
             store.read(source)
-    assert touched == []
+    assert touched.files == []
+    assert not touched.outside(outside), "the ancestors of the root are opened, nothing else"
 
 
 def test_a_symlink_inside_pointing_outside_is_refused_unread(
-    store: FileStore, root: Path, outside: Path, touched: list[str]
+    store: FileStore, root: Path, outside: Path, touched: Touched
 ) -> None:
     (root / "link.werkbaum").symlink_to(outside / "secret.werkbaum")
     (root / "linked-dir").symlink_to(outside, target_is_directory=True)
-    for source in ("link.werkbaum", str(root / "link.werkbaum"), "linked-dir/secret.werkbaum"):
+    (root / "relative-dir").symlink_to("../outside", target_is_directory=True)
+    for source in (
+        "link.werkbaum",
+        str(root / "link.werkbaum"),
+        "linked-dir/secret.werkbaum",
+        "relative-dir/secret.werkbaum",
+    ):
         with pytest.raises(ForbiddenSource):
             store.read(source)
-    assert touched == []
+    assert touched.files == []
+    assert not touched.outside(outside), "the ancestors of the root are opened, nothing else"
 
 
 def test_etc_passwd_is_refused_and_the_error_names_the_roots(
-    store: FileStore, root: Path, touched: list[str]
+    store: FileStore, root: Path, touched: Touched
 ) -> None:
     with pytest.raises(ForbiddenSource) as info:
         store.read("/etc/passwd")
@@ -142,7 +114,7 @@ def test_etc_passwd_is_refused_and_the_error_names_the_roots(
     assert body["code"] == "forbidden_source"
     assert str(root) in body["message"] and "--root" in body["message"]
     assert body["roots"] == [str(root)]
-    assert touched == []
+    assert touched.files == [] and touched.dirs == set()
 
 
 def test_a_write_outside_the_roots_is_refused_and_writes_nothing(
@@ -195,15 +167,16 @@ def test_without_root_or_project_dir_the_working_directory_is_the_root(root: Pat
     assert roots.resolve("a/b.werkbaum") == root / "a" / "b.werkbaum"
 
 
-def test_explicit_roots_win_and_relative_sources_start_at_the_working_directory(
+def test_explicit_roots_win_and_relative_sources_start_at_the_roots(
     tmp_path: Path, root: Path, outside: Path
 ) -> None:
     roots = Roots.from_args(["root"], env={"CLAUDE_PROJECT_DIR": str(outside)}, cwd=tmp_path)
     assert roots.paths == (root,)
     assert roots.origin == "--root"
-    assert roots.resolve("root/plan.werkbaum") == root / "plan.werkbaum"
+    assert roots.resolve("plan.werkbaum") == root / "plan.werkbaum"
+    assert roots.resolve("root/plan.werkbaum") == root / "root" / "plan.werkbaum"
     with pytest.raises(ForbiddenSource):
-        roots.resolve("outside/secret.werkbaum")
+        roots.resolve("../outside/secret.werkbaum")
 
 
 def test_a_missing_root_is_an_error_at_start_up(tmp_path: Path) -> None:
@@ -374,7 +347,7 @@ def test_orphaned_temp_files_of_the_plan_are_removed_by_the_next_write(
     others = [root / f".other.werkbaum.abc{TEMP_SUFFIX}", root / ".plan.werkbaum.notes"]
     for other in others:
         other.write_text("not ours")
-    assert store.list_plans() == [root / "plan.werkbaum"]
+    assert listed(store) == [root / "plan.werkbaum"]
     store.write("plan.werkbaum", Base(checksum(PLAN)), [], PLAN + "\n")
     assert not orphan.exists()
     assert all(other.exists() for other in others)
@@ -383,7 +356,7 @@ def test_orphaned_temp_files_of_the_plan_are_removed_by_the_next_write(
 # --- listing -------------------------------------------------------------------------------
 
 
-def test_list_plans_skips_git_node_modules_hidden_and_outside(
+def test_list_plans_skips_git_node_modules_hidden_links_and_outside(
     store: FileStore, root: Path, outside: Path
 ) -> None:
     for rel in (
@@ -391,32 +364,114 @@ def test_list_plans_skips_git_node_modules_hidden_and_outside(
         "sub/b.werkbaum",
         "sub/deeper/c.werkbaum",
         ".git/x.werkbaum",
+        ".GIT/x.werkbaum",
         "node_modules/pkg/y.werkbaum",
         ".hidden/z.werkbaum",
         "sub/.cache/w.werkbaum",
         ".dotfile.werkbaum",
         "notes.txt",
+        ".env",
         "sub/plan.werkbaum.bak",
+        f"sub/.b.werkbaum.x{TEMP_SUFFIX}",
     ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(PLAN)
     (root / "out.werkbaum").symlink_to(outside / "secret.werkbaum")
     (root / "out-dir").symlink_to(outside, target_is_directory=True)
     (root / "sub" / "same.werkbaum").symlink_to(root / "a.werkbaum")
+    os.link(outside / "secret.werkbaum", root / "hard.werkbaum")
+    os.mkfifo(root / "fifo.werkbaum")
     expected = [root / "a.werkbaum", root / "sub/b.werkbaum", root / "sub/deeper/c.werkbaum"]
-    assert store.list_plans() == expected
-    assert store.list_plans() == expected, "the order is deterministic"
+    page = store.list_plans()
+    assert [plan.path for plan in page.plans] == expected
+    assert [plan.source for plan in page.plans] == [
+        "a.werkbaum",
+        "sub/b.werkbaum",
+        "sub/deeper/c.werkbaum",
+    ]
+    assert {plan.lines for plan in page.plans} == {PLAN.count("\n") + 1}
+    assert page.next_cursor is None
+    assert store.list_plans() == page, "the order is deterministic"
+    assert {plan.lines for plan in store.list_plans(lines=False).plans} == {None}
 
 
-def test_list_plans_respects_the_limit_and_the_walk_bound(store: FileStore, root: Path) -> None:
-    names = [f"p{i}.werkbaum" for i in range(5)]
-    for name in names:
-        plan_file(root, PLAN, name)
-    (root / "deep").mkdir()
-    plan_file(root / "deep", PLAN, "d.werkbaum")
-    assert store.list_plans(limit=3) == [root / name for name in names[:3]]
-    assert store.list_plans() == [root / name for name in names] + [root / "deep/d.werkbaum"]
-    assert store.list_plans(max_dirs=1) == [root / name for name in names]
+def test_list_plans_pages_with_a_cursor_in_a_stable_order(store: FileStore, root: Path) -> None:
+    rels = [
+        "a.werkbaum",
+        "b.werkbaum",
+        "x/a.werkbaum",
+        "x/y/z.werkbaum",
+        "x/zz.werkbaum",
+        "y/p.werkbaum",
+    ]
+    for rel in rels:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        plan_file(root, PLAN + "x\n" * len(rel), rel)
+    expected = ["a.werkbaum", "b.werkbaum", "x/a.werkbaum", "x/zz.werkbaum", "x/y/z.werkbaum"]
+    expected.append("y/p.werkbaum")  # files before subdirectories, names sorted, depth-first
+
+    def all_pages(limit: int, **options: Any) -> tuple[list[str], int]:
+        sources: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            page = store.list_plans(cursor, limit=limit, **options)
+            sources += [plan.source for plan in page.plans]
+            pages += 1
+            assert pages < 50, "the cursor must make progress"
+            if page.next_cursor is None:
+                return sources, pages
+            cursor = page.next_cursor
+
+    assert all_pages(100) == (expected, 1)
+    assert all_pages(2) == (expected, 3)
+    assert all_pages(1) == (expected, 6)
+    assert all_pages(1000, max_dirs=1)[0] == expected, "the walk bound only splits pages"
+    first = store.list_plans(limit=3)
+    assert [plan.lines for plan in first.plans] == [PLAN.count("\n") + 1 + len(r) for r in rels[:3]]
+    # Plans added before the cursor's position are not repeated, the rest is not skipped.
+    plan_file(root, PLAN, "0.werkbaum")
+    (root / "x" / "a.werkbaum").unlink()
+    rest = store.list_plans(first.next_cursor, limit=100)
+    assert [plan.source for plan in rest.plans] == expected[3:]
+
+
+def test_list_plans_refuses_a_cursor_it_did_not_make(store: FileStore) -> None:
+    for cursor in ("garbage", "W10", "WzUsIFtdXQ"):  # not base64 JSON; []; [5, []]
+        with pytest.raises(InvalidArgument, match="cursor"):
+            store.list_plans(cursor)
+
+
+def test_list_plans_bounds_the_walk_per_call(store: FileStore, root: Path) -> None:
+    for index in range(6):
+        (root / f"d{index}").mkdir()
+        plan_file(root, PLAN, f"d{index}/p.werkbaum")
+    page = store.list_plans(max_dirs=3)  # the root, d0, d1
+    assert [plan.source for plan in page.plans] == ["d0/p.werkbaum", "d1/p.werkbaum"]
+    assert page.next_cursor is not None
+    again = store.list_plans(page.next_cursor, max_dirs=3)
+    assert [plan.source for plan in again.plans] == [f"d{i}/p.werkbaum" for i in (2, 3, 4)]
+
+
+def test_list_plans_over_two_roots_names_ambiguous_plans_absolutely(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    for directory in (first, second, second / "nested"):
+        directory.mkdir()
+    plan_file(first, PLAN, "same.werkbaum")
+    plan_file(second, PLAN, "same.werkbaum")
+    plan_file(second, PLAN, "own.werkbaum")
+    plan_file(second / "nested", PLAN, "n.werkbaum")
+    roots = Roots.from_args([str(first), str(second), str(second / "nested")], env={}, cwd="/")
+    store = FileStore(roots)
+    sources = [plan.source for plan in store.list_plans().plans]
+    # nested/ is a root of its own: listed once, under it
+    same = [str(first / "same.werkbaum"), str(second / "same.werkbaum")]
+    assert sources == [same[0], "own.werkbaum", same[1], "n.werkbaum"]
+    for source in sources:
+        assert store.read(source).text == PLAN, "every listed source reads back"
+    with pytest.raises(InvalidArgument) as info:
+        store.read("same.werkbaum")
+    assert info.value.to_json()["error"]["candidates"] == same
 
 
 # --- processes -----------------------------------------------------------------------------
@@ -501,7 +556,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_file(root: Path) ->
             data.decode("utf-8")
             seen.add(data)
             orphans |= {name for name in os.listdir(root) if name.endswith(TEMP_SUFFIX)}
-            assert store.list_plans() == [path]
+            assert listed(store) == [path]
     finally:
         if pid:  # a churning writer the forker has not reaped: it must not outlive the test
             os.kill(pid, signal.SIGKILL)

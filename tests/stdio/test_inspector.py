@@ -16,24 +16,18 @@ from pathlib import Path
 import pytest
 from mcp.server.apps import APP_MIME_TYPE
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES
+from tests.tools import require_tool
 from werkbaum_stdio.plan_view import plan_view
 from werkbaum_stdio.registration import PLAN_VIEW_META, PLAN_VIEW_URI
 
-INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
 EXIT_TOOL_ERROR = 5
 
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    if not INSPECTOR.exists():
-        pytest.fail(
-            "the MCP Inspector CLI is not installed: run `npm install --no-save` "
-            "(nox -s tests does)",
-            pytrace=False,
-        )
-    return INSPECTOR
+    return Path(require_tool("mcp-inspector"))
 
 
 @pytest.fixture

@@ -134,8 +134,9 @@ async def test_repository_mcp_json_starts_the_server_on_the_examples() -> None:
         names = {t.name for t in (await client.list_tools()).tools}
         assert "werkbaum_inspect" in names
         listed = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert "werkbaum://file/examples/launch.werkbaum" in listed
+        # --root examples: sources (and the listed URIs) are relative to that root
+        assert "werkbaum://file/launch.werkbaum" in listed
         result = structured(
-            await client.call_tool("werkbaum_inspect", {"source": "examples/launch.werkbaum"})
+            await client.call_tool("werkbaum_inspect", {"source": "launch.werkbaum"})
         )
         assert result["warnings"] == []
