@@ -42,7 +42,8 @@ __all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server",
 
 FILE_TEMPLATE = "werkbaum://file/{+path}"
 PAGE_SIZE = 500
-"""Plan files per ``resources/list`` page (the guide comes first, on the first page)."""
+"""Plan files per ``resources/list`` page (the guide and the plan view come first, on the
+first page)."""
 
 
 @attrs.frozen

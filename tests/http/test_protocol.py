@@ -185,7 +185,8 @@ async def test_resources_guide_and_document_with_version_and_checksum(
     uuid = document.rsplit("/", 1)[1]
     async with connect(base_url, FULL_TOKEN, mode) as client:
         assert [str(r.uri) for r in (await client.list_resources()).resources] == [
-            "werkbaum://guide"
+            "werkbaum://guide",
+            "ui://werkbaum/plan-view.html",
         ]
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["werkbaum://doc/{document}"]
