@@ -5,20 +5,29 @@ keeps the last pipeline runs by text, so repeating one text would time a cache
 hit. Every timed call therefore gets its own text: the workload plus a unique
 ``%%`` comment line (ignored by the notation, so the plan is the same). The
 ``cached`` column is the digest hit for comparison.
+
+The v8 rows (issue 16): the Python API on the v8 executor against V8's own time
+for the same analysis in a plain node process (``v8_floor.mjs``), both JIT-warm
+after the same number of analyses of other texts; and the crossing alone — the
+67 KB text in and the 75 KB answer out, with no analysis (``crossing.js`` answers
+a result computed once) — per executor, next to what V8 needs to stringify it.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.plangen import coupled_closure_plan, plan
 
-from bench.paths import FIXTURES, with_comment
+from bench.paths import FIXTURES, reference_text, with_comment
 from bench.results import Goal, Section, Table
-from bench.timing import fmt_ms, median, sample
+from bench.stdio import JIT_WARMUP, v8_floor
+from bench.timing import fmt_ms, fmt_ratio, median, sample
 from werkbaum_core import Engine
 from werkbaum_core.engine.node_executor import node_binary
+from werkbaum_core.engine.v8_executor import available as v8_available
 
 CLOSURE = "closure 14 coupled groups (~2k nodes)"
 SMALL, LARGE = "generated 1k nodes", "generated 20k nodes"
@@ -36,8 +45,13 @@ def workloads() -> list[tuple[str, str]]:
     return items
 
 
+CROSSING_JS = Path(__file__).with_name("crossing.js")
+V8_FLOOR_RATIO = 2.5
+V8_LARGE_MS = 150.0
+
+
 def executors() -> list[str]:
-    return ["dukpy"] + (["node"] if node_binary() else [])
+    return ["dukpy"] + (["node"] if node_binary() else []) + (["v8"] if v8_available() else [])
 
 
 def uncached(engine: Engine, text: str) -> Callable[[int], object]:
@@ -92,6 +106,13 @@ def run(quick: bool) -> Section:
         default = kind == "dukpy"
         name = f"engine {kind}: closure worst case" + (" (default engine)" if default else "")
         section.goals.append(Goal.time_limit(name, closure, 2000, default))
+    if "v8" in kinds:
+        section.goals.append(
+            Goal.time_limit("engine v8: 20k nodes", fresh[("v8", LARGE)], V8_LARGE_MS, True)
+        )
+        if node_binary():
+            _against_the_floor(section, quick)
+    _crossing(section, kinds, quick)
     section.notes.append(
         "Uncached = a unique `%%` comment line per call (digest cache and facade run cache "
         "miss); cached = the same text again (digest hit: sha256 + json.loads). n = samples "
@@ -99,3 +120,56 @@ def run(quick: bool) -> Section:
         "for plans over 200,000 characters)."
     )
     return section
+
+
+def _against_the_floor(section: Section, quick: bool) -> None:
+    """Python API on v8 vs V8 in node, uncached werkbaum.werkbaum, both JIT-warm alike."""
+    count, budget = (20, 15.0) if quick else (60, 60.0)
+    text = reference_text()
+    floor = median(v8_floor(FIXTURES / "werkbaum.werkbaum", count, budget)["uncached"])
+    with Engine.create("v8", frontend="") as engine:
+        for i in range(JIT_WARMUP):  # the floor's warm-up: analyses of other texts
+            engine.analysis_text(with_comment(text, f"warm {i}"))
+        ours = median(sample(uncached(engine, text), count, budget))
+    ratio = ours / floor
+    section.goals.append(
+        Goal(
+            "engine v8: uncached werkbaum.werkbaum / V8 in node",
+            f"{fmt_ratio(ratio)} ({fmt_ms(ours)} vs {fmt_ms(floor)} ms)",
+            f"≤ {V8_FLOOR_RATIO:g}x",
+            ratio <= V8_FLOOR_RATIO,
+        )
+    )
+
+
+def _crossing(section: Section, kinds: list[str], quick: bool) -> None:
+    """The text in and the answer out, without the analysis: what each executor adds."""
+    text = reference_text()
+    count, budget = (20, 10.0) if quick else (200, 30.0)
+    rows = []
+    for kind in kinds:
+        with Engine.create(kind, frontend="", extra_entries=[CROSSING_JS]) as engine:
+            answer = engine.executor.call_text("crossing", {"text": text})
+            for i in range(JIT_WARMUP):
+                engine.executor.call_text("crossing", {"text": with_comment(text, str(i))})
+            calls = sample(
+                lambda i, e=engine: e.executor.call_text(
+                    "crossing", {"text": with_comment(text, f"x{i}")}
+                ),
+                count,
+                budget,
+            )
+            stringify = float(engine.call("crossingStringify", {}))
+        rows.append(
+            [kind, f"{len(text):,}", f"{len(answer):,}", fmt_ms(median(calls)), fmt_ms(stringify)]
+        )
+        section.goals.append(
+            Goal(
+                f"engine {kind}: crossing (text in, answer out)",
+                f"{fmt_ms(median(calls))} ms",
+                "- (info)",
+                None,
+            )
+        )
+    headers = ["executor", "chars in", "chars out", "median ms", "of it: stringify in JS, ms"]
+    section.tables.append(Table("Crossing without analysis", headers, rows))

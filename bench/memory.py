@@ -5,7 +5,7 @@ executor's child). "Idle" = after the first ``tools/list`` answer and 1 s of
 nothing. Since the engine starts on the first call that needs it, an idle
 server holds no engine; "after 1 inspect" is the footprint with its engine
 loaded, reported per executor next to the goal (which is about idle). The goal
-row is the default engine (``auto``: node when installed).
+row is the default engine (``auto``: v8 when installed, else node, else dukpy).
 """
 
 from __future__ import annotations

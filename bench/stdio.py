@@ -16,7 +16,7 @@ server and client, in the same run). Rows:
   first benchmark report used for the warm row;
 - uncached with ``--engine dukpy`` (info): the fallback when node is missing.
 
-The server runs its default engine (``auto``: node when installed).
+The server runs its default engine (``auto``: v8 when installed, else node, else dukpy).
 """
 
 from __future__ import annotations
@@ -39,15 +39,17 @@ from bench.timing import fmt_ms, fmt_ratio, median, percentile, sample, sample_a
 from werkbaum_core.engine import choose_executor
 
 TARGET = 2.0
-JIT_WARMUP = 20
-"""Untimed analyses before sampling, here and in ``v8_floor.mjs`` (``WARMUP``)."""
+JIT_WARMUP = 60
+"""Untimed analyses of other texts before sampling, here, in the engine section and in
+``v8_floor.mjs``: node's V8 is not steady after 20 (with 3, quick runs timed a half-cold
+JIT)."""
 ONE_LINE = "- [ ] One task\n"
 
 
 def v8_floor(plan: Path, count: int, budget_s: float) -> dict[str, Any]:
     """Samples (ms) from ``v8_floor.mjs``: warm, uncached, stringify, phases."""
     done = subprocess.run(
-        ["node", str(V8_FLOOR), str(plan), str(count), str(int(budget_s * 1000))],
+        ["node", str(V8_FLOOR), str(plan), str(count), str(int(budget_s * 1000)), str(JIT_WARMUP)],
         capture_output=True,
         text=True,
         timeout=budget_s * 3 + 30,

@@ -1,9 +1,10 @@
 // The V8 floor for goal 2: the project's own facade.js in a plain node process,
 // timing globalThis.werkbaum.analyze({text}) on the plan.
-//   node bench/v8_floor.mjs PLAN_FILE COUNT BUDGET_MS
+//   node bench/v8_floor.mjs PLAN_FILE COUNT BUDGET_MS [WARMUP]
 // prints one JSON line {warm, uncached, stringify, phases} of millisecond samples:
 //   uncached  the text plus a unique %% comment line each call: the whole analysis,
-//             after WARMUP analyses of other texts so that V8's JIT is warm (the floor)
+//             after WARMUP (default 60) analyses of other texts so that V8's JIT is
+//             warm (the floor; node's V8 is not steady after 20)
 //   warm      the same text again (facade's run cache hit: output shaping only)
 //   stringify JSON.stringify of one warm result (what a host would send on)
 //   phases    parse / cheapest path / shaping of one uncached text, for profiles
@@ -14,7 +15,7 @@ import '../src/werkbaum_core/js/facade.js';
 import * as parser from '../src/werkbaum_core/js/parser.js';
 import * as model from '../src/werkbaum_core/js/model.js';
 
-const [file, countArg, budgetArg] = process.argv.slice(2);
+const [file, countArg, budgetArg, warmupArg] = process.argv.slice(2);
 const text = readFileSync(file, 'utf8');
 const count = Number(countArg || 20);
 const budget = Number(budgetArg || 20000);
@@ -34,7 +35,7 @@ function samples(fn) {
   return out;
 }
 
-const WARMUP = 20; // = JIT_WARMUP in stdio.py; with 3, quick runs timed a half-cold JIT
+const WARMUP = Number(warmupArg || 60); // JIT_WARMUP in bench/stdio.py
 for (let i = 0; i < WARMUP; i++) analyze({ text: fresh() });
 analyze({ text });
 const warm = samples(() => analyze({ text }));

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -21,9 +22,15 @@ INSTALL = {
     "git": "git on the PATH (Debian/Ubuntu: `apt install git`)",
     "uv": "uv on the PATH (`pip install uv`; the README's test command installs it)",
     "npm": "npm on the PATH (it comes with node: `apt install npm` on Debian/Ubuntu)",
+    "mcp-inspector": "the MCP Inspector CLI in node_modules: run `npm install --no-save` "
+    "(`nox -s tests` does)",
     "chromium": "Debian's chromium at /usr/bin/chromium (`apt-get install chromium`; "
     "`nox -s tests` installs it when run as root; WERKBAUM_CHROMIUM may name another binary)",
 }
+
+
+INSPECTOR = Path(__file__).resolve().parents[1] / "node_modules" / ".bin" / "mcp-inspector"
+"""The MCP Inspector CLI, pinned in package-lock.json (an independent TypeScript client)."""
 
 
 def find_tool(name: str) -> str | None:
@@ -31,6 +38,8 @@ def find_tool(name: str) -> str | None:
     ``chromium`` ``WERKBAUM_CHROMIUM`` (default: Debian's ``/usr/bin/chromium``)."""
     if name == "node":
         return node_binary()
+    if name == "mcp-inspector":
+        return str(INSPECTOR) if INSPECTOR.exists() else None
     if name == "chromium":
         path = os.environ.get("WERKBAUM_CHROMIUM") or "/usr/bin/chromium"
         return path if os.access(path, os.X_OK) else None

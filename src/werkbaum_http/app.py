@@ -93,7 +93,9 @@ def create_app(
     # What the app creates it also closes; an engine or store passed in stays the caller's.
     owned_engine = engine is None
     owned_store = store is None
-    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
+    engine = engine or LazyEngine(
+        choose_executor(config.engine, frontend=config.frontend), config.frontend
+    )
     # Every call here is a document call: as many backend calls as calls in flight.
     store = store or DocumentStore(
         config.servers, allow_any_host=False, max_calls=config.max_concurrent

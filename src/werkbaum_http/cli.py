@@ -119,7 +119,7 @@ def serve(
         )
     except ConfigError as exc:
         _fail(str(exc), EXIT_CONFIG)
-    kind = choose_executor(engine)
+    kind = choose_executor(engine, frontend=frontend)
     _check_engine(kind, frontend)
     _probe(config)
     if kind == "dukpy":

@@ -12,8 +12,9 @@ and restarted when a call exceeds its time limit, which dukpy cannot offer.
 
 So the HTTP server picks like every entry point of the product
 (:func:`werkbaum_core.engine.choose_executor`): ``--engine``, ``WERKBAUM_ENGINE``,
-then ``node`` if it is on the PATH, else ``dukpy`` — here with a start-up
-warning that recommends ``--workers`` or installing node. ``--workers N`` multiplies
+then ``v8`` if installed (V8 in the process, the GIL released during a call),
+``node`` if it is on the PATH, else ``dukpy`` — here with a start-up warning that
+recommends ``--workers`` or installing v8 or node. ``--workers N`` multiplies
 either choice across processes; the server is stateless, so that is safe.
 """
 
@@ -21,5 +22,6 @@ from __future__ import annotations
 
 DUKPY_WARNING = (
     "engine dukpy holds the GIL during each JS call, so a long analysis stalls this "
-    "worker's other requests; install node (the default when present) or run --workers N"
+    "worker's other requests; install werkbaum-mcp[v8] or node (preferred when present) "
+    "or run --workers N"
 )

@@ -70,7 +70,7 @@ def engine_options(func: Any) -> Any:
     return click.option(
         "--engine",
         metavar="NAME",
-        help="JS executor: auto (node when installed, else dukpy) or one of "
+        help="JS executor: auto (v8 if installed, else node, else dukpy) or one of "
         f"{', '.join(EXECUTORS)}; default: $WERKBAUM_ENGINE, else auto.",
     )(func)
 
@@ -82,7 +82,7 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def _start(engine: str | None, frontend: str | None) -> LazyEngine:
-    lazy = LazyEngine(choose_executor(engine), frontend)
+    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
     try:
         lazy.get()
     except WerkbaumError as exc:

@@ -42,7 +42,8 @@ __all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server",
 
 FILE_TEMPLATE = "werkbaum://file/{+path}"
 PAGE_SIZE = 500
-"""Plan files per ``resources/list`` page (the guide comes first, on the first page)."""
+"""Plan files per ``resources/list`` page (the guide and the plan view come first, on the
+first page)."""
 
 
 @attrs.frozen
@@ -122,7 +123,9 @@ def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:
 
 
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanServer:
-    engine = engine or LazyEngine(choose_executor(config.engine), config.frontend)
+    engine = engine or LazyEngine(
+        choose_executor(config.engine, frontend=config.frontend), config.frontend
+    )
     files = FileStore(config.roots, plan_globs=config.plan_globs)
     documents = DocumentStore(config.servers, allow_any_host=True)
     mirrors = build_mirrors(config.mirrors, documents, config.roots)

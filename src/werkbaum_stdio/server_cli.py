@@ -69,6 +69,7 @@ def serve(
     import anyio
 
     from werkbaum_core.engine import LazyEngine
+    from werkbaum_core.engine.lifetime import close_on_exit
     from werkbaum_stdio.roots import Roots
     from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
@@ -98,7 +99,8 @@ def serve(
             fail(exc.message, EXIT_UNREADABLE)
     # The engine starts on the first call that needs it: a server that a host
     # starts and never asks stays small (a node process alone is ~40 MiB).
-    lazy = LazyEngine(choose_executor(engine), frontend)
+    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
+    close_on_exit(lazy)  # end of stdin, a failed start, SIGTERM, SIGINT, SIGHUP
     if frontend:
         # A checkout's module set is checked before serving: a missing export is a
         # start-up error, not a failure of the agent's first call.

@@ -19,7 +19,7 @@ EngineOption = Annotated[
     str | None,
     typer.Option(
         "--engine",
-        help="JS executor: auto (default: node when installed, else dukpy), node, dukpy.",
+        help="JS executor: auto (v8 if installed, else node, else dukpy), v8, node, dukpy.",
     ),
 ]
 FrontendOption = Annotated[

@@ -21,17 +21,17 @@ import pytest
 from tests.conftest import REPO, fixture_plans
 from tests.core.test_edit import with_ids
 from tests.tools import require_tool
-from werkbaum_core import Engine
+from werkbaum_core import EXECUTORS, Engine
 
 SWEEP_JS = REPO / "tests" / "js" / "edit_sweep.js"
 LARGE = 2_000
-"""Characters above which a plan is swept on node only and with sampled parents (minutes
-on QuickJS otherwise; both executors run the same modules, and every other edit test
-runs on both)."""
+"""Characters above which a plan is swept on the V8 executors only and with sampled parents
+(minutes on QuickJS otherwise; every executor runs the same modules, and every other
+edit test runs on each)."""
 SAMPLED_PARENTS = 4
 
 
-@pytest.fixture(scope="module", params=["dukpy", "node"])
+@pytest.fixture(scope="module", params=EXECUTORS)
 def sweeper(request: pytest.FixtureRequest) -> Iterator[Engine]:
     if request.param == "node":
         require_tool("node")
@@ -43,8 +43,8 @@ def sweeper(request: pytest.FixtureRequest) -> Iterator[Engine]:
 def test_every_node_to_every_legal_parent_and_back(sweeper: Engine, plan: Path) -> None:
     text = with_ids(sweeper, plan.read_text(encoding="utf-8"))
     large = len(text) > LARGE
-    if large and sweeper.kind != "node":
-        pytest.skip("swept on node (see LARGE)")
+    if large and sweeper.kind == "dukpy":
+        pytest.skip("swept on the V8 executors (see LARGE)")
     result = sweeper.call(
         "editSweep", {"text": text, "maxParents": SAMPLED_PARENTS if large else 0}
     )

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import FIXTURES, REFERENCE_PLAN, fixture_plans
 from tests.tools import require_tool
-from werkbaum_core import Engine
+from werkbaum_core import EXECUTORS, Engine
 from werkbaum_core.convert import converter
 
 
@@ -59,15 +59,16 @@ def test_typed_model_round_trips_the_facade_json(engine: Engine, plan: Path) -> 
 
 
 @pytest.fixture(scope="module")
-def both() -> Iterator[tuple[Engine, Engine]]:
+def every() -> Iterator[list[Engine]]:
     require_tool("node")
-    with Engine.create("dukpy", frontend="") as dk, Engine.create("node", frontend="") as nd:
-        yield dk, nd
+    started = [Engine.create(kind, frontend="") for kind in EXECUTORS]
+    yield started
+    for engine in started:
+        engine.close()
 
 
 @pytest.mark.parametrize("plan", fixture_plans(), ids=lambda p: p.name)
-def test_executors_give_byte_identical_json(both: tuple[Engine, Engine], plan: Path) -> None:
+def test_executors_give_byte_identical_json(every: list[Engine], plan: Path) -> None:
     text = plan.read_text(encoding="utf-8")
-    dukpy_json = json.dumps(both[0].analyze_json(text), ensure_ascii=False)
-    node_json = json.dumps(both[1].analyze_json(text), ensure_ascii=False)
-    assert dukpy_json == node_json
+    answers = {e.kind: json.dumps(e.analyze_json(text), ensure_ascii=False) for e in every}
+    assert len(set(answers.values())) == 1, sorted(answers)

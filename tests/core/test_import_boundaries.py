@@ -35,6 +35,8 @@ IO_MODULES = {
     "httpx",
     "httpx2",
     "dukpy",
+    "py_mini_racer",
+    "tree_sitter",
     "asyncio",
     "anyio",
     "mcp",

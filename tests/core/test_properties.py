@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.conftest import fixture_plans
 from tests.plangen import plan
 from tests.tools import require_tool
-from werkbaum_core import Engine
+from werkbaum_core import EXECUTORS, Engine
 
 FIXTURE_LINES = [
     line for path in fixture_plans() for line in path.read_text(encoding="utf-8").split("\n")
@@ -56,8 +56,7 @@ TOKENS = [
 @pytest.fixture(scope="module")
 def engines() -> Iterator[list[Engine]]:
     require_tool("node")
-    kinds = ["dukpy", "node"]
-    started = [Engine.create(kind, frontend="") for kind in kinds]
+    started = [Engine.create(kind, frontend="") for kind in EXECUTORS]
     yield started
     for eng in started:
         eng.close()

@@ -188,7 +188,8 @@ async def test_guide_and_documents_as_resources_and_through_tools(
     uuid = document.rsplit("/", 1)[1]
     async with connect(base_url, FULL_TOKEN, mode) as client:
         assert [str(r.uri) for r in (await client.list_resources()).resources] == [
-            "werkbaum://guide"
+            "werkbaum://guide",
+            "ui://werkbaum/plan-view.html",
         ]
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["werkbaum://doc/{document}"]

@@ -14,23 +14,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.server.apps import APP_MIME_TYPE
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES
+from tests.tools import require_tool
+from werkbaum_stdio.plan_view import plan_view
+from werkbaum_stdio.registration import PLAN_VIEW_META, PLAN_VIEW_URI
 
-INSPECTOR = REPO / "node_modules" / ".bin" / "mcp-inspector"
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
 EXIT_TOOL_ERROR = 5
 
 
 @pytest.fixture(scope="module")
 def inspector() -> Path:
-    if not INSPECTOR.exists():
-        pytest.fail(
-            "the MCP Inspector CLI is not installed: run `npm install --no-save` "
-            "(nox -s tests does)",
-            pytrace=False,
-        )
-    return INSPECTOR
+    return Path(require_tool("mcp-inspector"))
 
 
 @pytest.fixture
@@ -112,3 +109,19 @@ def test_reads_the_guide_resource(inspector: Path, project: Path) -> None:
     assert done.returncode == 0, done.stderr
     contents = json.loads(done.stdout)["result"]["contents"]
     assert contents[0]["mimeType"] == "text/markdown"
+
+
+def test_tools_list_links_inspect_to_the_plan_view(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "tools/list")
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["result"]["tools"]}
+    assert tools["werkbaum_inspect"]["_meta"] == {"ui": {"resourceUri": PLAN_VIEW_URI}}
+
+
+def test_reads_the_plan_view_as_the_apps_html(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "resources/read", "--uri", PLAN_VIEW_URI)
+    assert done.returncode == 0, done.stderr
+    [view] = json.loads(done.stdout)["result"]["contents"]
+    assert (view["uri"], view["mimeType"]) == (PLAN_VIEW_URI, APP_MIME_TYPE)
+    assert view["_meta"] == PLAN_VIEW_META
+    assert view["text"] == plan_view().html

@@ -32,8 +32,8 @@ def inspect_request(request_id: int) -> dict[str, Any]:
     }
 
 
-def start(project: Path) -> subprocess.Popen[bytes]:
-    params = claude_code_style(project)
+def start(project: Path, *extra: str) -> subprocess.Popen[bytes]:
+    params = claude_code_style(project, *extra)
     return subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.PIPE,
@@ -195,9 +195,18 @@ def children(pid: int) -> list[str]:
     return names
 
 
+def engine_loaded(pid: int) -> list[str]:
+    """The engines a process holds: a node child, V8 mapped in (mini-racer)."""
+    mapped = Path(f"/proc/{pid}/maps").read_text()
+    return children(pid) + (["v8"] if "libmini_racer" in mapped else [])
+
+
 @pytest.mark.usefixtures("node_installed")
-def test_the_default_engine_is_node_and_starts_on_the_first_call(project: Path) -> None:
-    process = start(project)
+@pytest.mark.parametrize(("args", "engine"), [((), "v8"), (("--engine", "node"), "node")])
+def test_the_default_engine_is_v8_and_starts_on_the_first_call(
+    project: Path, args: tuple[str, ...], engine: str
+) -> None:
+    process = start(project, *args)
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
 
@@ -213,10 +222,10 @@ def test_the_default_engine_is_node_and_starts_on_the_first_call(project: Path) 
         ask(HANDSHAKE[0])
         stdin.write(encoded(HANDSHAKE[1]))
         ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert children(process.pid) == []  # idle: no engine yet
+        assert engine_loaded(process.pid) == []  # idle: no engine yet
         inspected = ask(inspect_request(3))
         assert inspected["result"]["structuredContent"]["warnings"] == []
-        assert children(process.pid) == ["node"]
+        assert engine_loaded(process.pid) == [engine]
     finally:
         stdin.close()
         answers(process)

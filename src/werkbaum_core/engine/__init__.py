@@ -4,9 +4,9 @@
 >>> analysis = Engine.default().analyze("- [ ] Plan (M)")
 
 Every method is one call across the Python↔JS boundary. Which executor runs
-the modules is chosen by argument or ``WERKBAUM_ENGINE`` (``dukpy`` default,
-``node``, or ``auto``: node when installed); which modules it runs by
-``frontend`` or ``WERKBAUM_FRONTEND``.
+the modules is chosen by argument or ``WERKBAUM_ENGINE`` (``v8``, ``node``,
+``dukpy``, or ``auto``; see :mod:`werkbaum_core.engine.choice`); which modules
+it runs by ``frontend`` or ``WERKBAUM_FRONTEND``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from werkbaum_core.convert import converter
-from werkbaum_core.engine.choice import AUTO, choose_executor
-from werkbaum_core.engine.modules import ModuleSet, missing_exports
+from werkbaum_core.engine.choice import AUTO, EXECUTORS, choose_executor, in_process_executor
+from werkbaum_core.engine.modules import ENTRIES, ModuleSet, Program, missing_exports
 from werkbaum_core.engine.protocol import JSON, Executor
 from werkbaum_core.errors import (
     EngineError,
@@ -45,12 +45,10 @@ from werkbaum_core.model import (
 from werkbaum_core.model import Path as PlanPath
 from werkbaum_core.text import check_text_size
 
-EXECUTORS = ("dukpy", "node")
 NESTING_HEADROOM = 20_000
 """A 2,000,000-character plan can nest ~2,000 levels, which is ~4,000 levels of
 JSON (node, children, node…). Python's JSON decoder and cattrs recurse once
 per level, so the default limit of 1,000 would turn a legal plan into a crash."""
-ENTRIES = ("exports.js", "facade.js", "writes.js", "transport.js")
 INCLUDE_ALL = ("tree", "warnings", "path")
 INCLUDE_PARTS = (*INCLUDE_ALL, "stations")
 """Every part ``include`` may name; without ``include`` (and without a ``view``) the
@@ -63,16 +61,20 @@ _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$"
 _ERRORS_BY_CODE = {"not_found": NotFound, "invalid_argument": InvalidArgument}
 
 
-def _start(kind: str, directory: Path, entries: tuple[str, ...]) -> Executor:
+def _start(kind: str, program: Program) -> Executor:
     # Executors are imported lazily: a server that never analyses starts faster.
     if kind == "dukpy":
         from werkbaum_core.engine.dukpy_executor import DukpyExecutor
 
-        return DukpyExecutor(directory, entries, owns_directory=True)
+        return DukpyExecutor(program)
     if kind == "node":
         from werkbaum_core.engine.node_executor import NodeExecutor
 
-        return NodeExecutor(directory, entries, owns_directory=True)
+        return NodeExecutor(program)
+    if kind == "v8":
+        from werkbaum_core.engine.v8_executor import V8Executor
+
+        return V8Executor(program)
     raise ModuleSetError(f"unknown engine {kind!r}; choose one of {', '.join(EXECUTORS)}")
 
 
@@ -101,23 +103,24 @@ class Engine:
     ) -> Engine:
         """Start an executor of ``kind`` on the bundled modules or a checkout's.
 
-        Raises :class:`ModuleSetError` naming every missing contract export.
-        ``extra_entries`` are additional entry modules (tests use this for the
-        conformance harness), loaded after the facade.
+        Without ``kind`` (and ``WERKBAUM_ENGINE``), a library call stays in the
+        process: ``v8`` when the v8 extra is installed, else ``dukpy``; ``auto``
+        may also pick ``node``. Raises :class:`ModuleSetError` naming every
+        missing contract export. ``extra_entries`` are additional entry modules
+        (tests use this for the conformance harness), loaded after the facade.
         """
         if sys.getrecursionlimit() < NESTING_HEADROOM:
             sys.setrecursionlimit(NESTING_HEADROOM)
-        kind = kind or os.environ.get("WERKBAUM_ENGINE") or "dukpy"
-        if kind == AUTO:
-            kind = choose_executor(kind)
         if frontend is None:
             frontend = os.environ.get("WERKBAUM_FRONTEND") or None
+        kind = kind or os.environ.get("WERKBAUM_ENGINE") or in_process_executor(frontend)
+        if kind == AUTO:
+            kind = choose_executor(kind, frontend=frontend)
         modules = ModuleSet.from_frontend(frontend)
         extras = tuple(Path(p) for p in extra_entries)
+        program = Program(modules, ENTRIES + tuple(p.name for p in extras), extras)
         try:
-            executor = _start(
-                kind, modules.materialize(extras), ENTRIES + tuple(p.name for p in extras)
-            )
+            executor = _start(kind, program)
         except EngineError:
             # A module without a named export makes the facade fail to link;
             # the probe alone still loads and says which export is missing.
@@ -345,7 +348,7 @@ _PARTS: dict[str, Any] = {
 def _raise_for_missing_exports(
     kind: str, modules: ModuleSet, executor: Executor | None = None
 ) -> None:
-    probe = executor or _start(kind, modules.materialize(), ENTRIES[:1])
+    probe = executor or _start(kind, Program(modules, ENTRIES[:1]))
     try:
         missing = missing_exports(probe.exports())
     finally:
@@ -354,9 +357,16 @@ def _raise_for_missing_exports(
     if missing:
         if executor is not None:
             executor.close()
-        raise ModuleSetError(
-            "module set lacks required exports: " + "; ".join(missing), missing=missing
-        )
+        listed = "; ".join(f"{module}: {', '.join(names)}" for module, names in missing.items())
+        raise ModuleSetError(f"module set lacks required exports: {listed}", missing=missing)
 
 
-__all__ = ["AUTO", "EXECUTORS", "Engine", "LazyEngine", "check_text_size", "choose_executor"]
+__all__ = [
+    "AUTO",
+    "ENTRIES",
+    "EXECUTORS",
+    "Engine",
+    "LazyEngine",
+    "check_text_size",
+    "choose_executor",
+]

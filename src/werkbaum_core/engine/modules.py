@@ -2,16 +2,22 @@
 
 A Werkbaum checkout's ``frontend/src`` replaces the bundled modules one by
 one (spec §2.1, drop-in rule): every module the checkout has wins, every one it
-lacks comes from the package. Both are copied into one private directory so
-that the modules' relative imports (``./parser.js``) resolve to the chosen
-files on every executor.
+lacks comes from the package. The executors that load ES modules natively (node,
+dukpy) get both copied into one private directory, so that the modules' relative
+imports (``./parser.js``) resolve to the chosen files; the directory lives only
+while the modules load, and is removed even when the process is told to stop
+meanwhile (:func:`remove_loading_directories`). The v8 executor links the same
+files without copying them (:meth:`Program.locate`).
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -52,10 +58,14 @@ REQUIRED_EXPORTS: Mapping[str, tuple[str, ...]] = {
 }
 """The module contract (notation.md §25) the facade relies on."""
 
+ENTRIES = ("exports.js", "facade.js", "writes.js", "transport.js")
+"""What every executor loads, in order: the export probe first (see exports.js)."""
+
 REPLACEABLE = (*REQUIRED_EXPORTS, "render.js")
 """Modules a checkout may supply; the facade and the executor hosts always come from us."""
 
 
+@cache
 def bundled_dir() -> Path:
     """The package's own ``js`` directory (a real directory: the wheel is unzipped)."""
     return Path(str(resources.files("werkbaum_core") / "js"))
@@ -80,35 +90,93 @@ class ModuleSet:
         """Module name → ``"bundled"`` or the checkout path it is loaded from."""
         result = {}
         for name in REPLACEABLE:
-            own = self.frontend / name if self.frontend else None
-            if own is not None and own.is_file():
-                result[name] = str(own)
-            elif (bundled_dir() / name).is_file():
-                result[name] = "bundled"
+            path = self.locate(name)
+            if path is not None:
+                result[name] = "bundled" if path.parent == bundled_dir() else str(path)
         return result
 
-    def materialize(self, extra_files: Iterable[Path] = ()) -> Path:
-        """Copy the chosen modules (plus test entries) into a fresh private directory.
-
-        The caller owns the directory; executors delete it on close.
-        """
-        target = Path(tempfile.mkdtemp(prefix="werkbaum-js-"))
-        for item in bundled_dir().iterdir():
-            if item.is_file():
-                shutil.copy2(item, target / item.name)
+    def locate(self, name: str) -> Path | None:
+        """The file the module set uses for module ``name``: the checkout's, else ours."""
         if self.frontend is not None:
-            for item in self.frontend.iterdir():
-                if item.is_file() and item.suffix in (".js", ".mjs"):
+            own = self.frontend / name
+            if own.suffix in (".js", ".mjs") and own.is_file():
+                return own
+        bundled = bundled_dir() / name
+        return bundled if bundled.is_file() else None
+
+
+@attrs.frozen
+class Program:
+    """What an executor loads: ``entries`` in order, from a module set plus extra files.
+
+    ``extras`` are entry modules outside the package (tests add their harness
+    this way); they win over a module of the same name.
+    """
+
+    modules: ModuleSet
+    entries: tuple[str, ...]
+    extras: tuple[Path, ...] = ()
+
+    def locate(self, name: str) -> Path | None:
+        for extra in self.extras:
+            if extra.name == name:
+                return extra
+        return self.modules.locate(name)
+
+    @contextmanager
+    def materialized(self) -> Iterator[Path]:
+        """A fresh private directory holding the chosen modules, removed afterwards."""
+        with _loading_directory() as target:
+            for item in bundled_dir().iterdir():
+                if item.is_file():
                     shutil.copy2(item, target / item.name)
-        for extra in extra_files:
-            shutil.copy2(extra, target / extra.name)
-        return target
+            frontend = self.modules.frontend
+            if frontend is not None:
+                for item in frontend.iterdir():
+                    if item.is_file() and item.suffix in (".js", ".mjs"):
+                        shutil.copy2(item, target / item.name)
+            for extra in self.extras:
+                shutil.copy2(extra, target / extra.name)
+            yield target
 
 
-def missing_exports(found: Mapping[str, Iterable[str]]) -> list[str]:
-    """``module.export`` names the contract needs but the loaded modules lack."""
-    missing: list[str] = []
+_loading: set[Path] = set()
+_loading_lock = threading.Lock()
+
+
+@contextmanager
+def _loading_directory() -> Iterator[Path]:
+    with _loading_lock:
+        target = Path(tempfile.mkdtemp(prefix="werkbaum-js-"))
+        _loading.add(target)
+    try:
+        yield target
+    finally:
+        with _loading_lock:
+            _loading.discard(target)
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def remove_loading_directories() -> None:
+    """Remove the directories of loads in progress: for a process that stops right now.
+
+    Called from a signal handler; it must not wait for a load to finish.
+    """
+    if not _loading_lock.acquire(timeout=1.0):
+        return
+    try:
+        for target in list(_loading):
+            shutil.rmtree(target, ignore_errors=True)
+    finally:
+        _loading_lock.release()
+
+
+def missing_exports(found: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """Module → the export names the contract needs but the loaded module lacks."""
+    missing: dict[str, list[str]] = {}
     for module, names in REQUIRED_EXPORTS.items():
         have = set(found.get(module, ()))
-        missing.extend(f"{module}: {name}" for name in names if name not in have)
+        lacking = [name for name in names if name not in have]
+        if lacking:
+            missing[module] = lacking
     return missing

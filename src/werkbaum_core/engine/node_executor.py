@@ -18,12 +18,11 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from werkbaum_core.engine.protocol import JSON
+from werkbaum_core.engine.modules import Program
+from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 HOST = Path(__file__).with_name("node_host.mjs")
-DEFAULT_TIMEOUT = 30.0
-START_TIMEOUT = 30.0
 
 
 def node_binary() -> str | None:
@@ -82,21 +81,12 @@ class _Process:
 class NodeExecutor:
     name = "node"
 
-    def __init__(
-        self,
-        directory: Path,
-        entries: tuple[str, ...],
-        *,
-        owns_directory: bool,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
+    def __init__(self, program: Program, *, timeout: float = CALL_TIMEOUT) -> None:
         binary = node_binary()
         if binary is None:
             raise EngineError("the node executor needs `node` on the PATH")
         self._binary = binary
-        self._directory = directory
-        self._entries = entries
-        self._owns_directory = owns_directory
+        self._program = program
         self._timeout = timeout
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -108,12 +98,17 @@ class NodeExecutor:
     def _ensure_started(self) -> _Process:
         if self._process is not None and self._process.popen.poll() is None:
             return self._process
-        process = _Process(self._binary, self._directory, self._entries)
-        try:
-            ready = json.loads(process.next_line(START_TIMEOUT))
-        except EngineError:
+        # The modules are copied for the start only: once loaded, node needs no files.
+        with self._program.materialized() as directory:
+            process = _Process(self._binary, directory, self._program.entries)
+            try:
+                ready = json.loads(process.next_line(START_TIMEOUT))
+            except EngineError:
+                process.kill()
+                raise
+        if "error" in ready:  # the host's own words for a module that failed to load
             process.kill()
-            raise
+            raise EngineError(str(ready["error"]))
         self._exports = ready.get("exports", {})
         self._process = process
         return process
@@ -158,5 +153,3 @@ class NodeExecutor:
                 except subprocess.TimeoutExpired:
                     self._process.kill()
                 self._process = None
-        if self._owns_directory:
-            shutil.rmtree(self._directory, ignore_errors=True)

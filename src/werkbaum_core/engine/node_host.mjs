@@ -2,12 +2,30 @@
 // module-set directory, then answers JSON-line requests on stdin:
 //   {"id": n, "entry": "analyze", "payload": {...}}  ->  {"id": n, "result": ...}
 // An exception becomes {"id": n, "error": "<message>"}; the process keeps running.
+// A module that fails to load is reported as {"error": "loading <entry> failed: ..."}
+// (node's own message, and the module's line where node names it), then the host exits.
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 
 const [directory, ...entries] = process.argv.slice(2);
+
+function describe(err) {
+  return String(err && err.message !== undefined ? err.name + ': ' + err.message : err);
+}
+
+function located(err) {
+  const first = String((err && err.stack) || '').split('\n')[0];
+  const at = /^file:\/\/.*\/([^/]+):(\d+)$/.exec(first);
+  return describe(err) + (at ? ` (${at[1]}:${at[2]})` : '');
+}
+
 for (const entry of entries) {
-  await import(pathToFileURL(join(directory, entry)).href);
+  try {
+    await import(pathToFileURL(join(directory, entry)).href);
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ error: `loading ${entry} failed: ${located(err)}` }) + '\n');
+    process.exit(1);
+  }
 }
 process.stdout.write(JSON.stringify({ ready: true, exports: globalThis.werkbaumExports || {} }) + '\n');
 
@@ -25,7 +43,7 @@ function answer(line) {
     const body = globalThis.werkbaumToJSON(result === undefined ? null : result);
     reply = '{"id":' + JSON.stringify(id) + ',"result":' + body + '}';
   } catch (err) {
-    reply = JSON.stringify({ id, error: String(err && err.message !== undefined ? err.name + ': ' + err.message : err) });
+    reply = JSON.stringify({ id, error: describe(err) });
   }
   process.stdout.write(reply + '\n');
 }

@@ -7,6 +7,11 @@ from typing import Any, Protocol
 JSON = Any
 """A JSON value as the ``json`` module produces it."""
 
+CALL_TIMEOUT = 30.0
+"""Seconds one call may run on an executor that can stop it (node, v8)."""
+START_TIMEOUT = 30.0
+"""Seconds an executor may take to load the modules."""
+
 
 class Executor(Protocol):
     """A JS runtime with the module set loaded.

@@ -7,7 +7,11 @@
 // Errors start with a code (`not_found:` / `invalid_argument:`) that the
 // Python side maps to tool errors.
 
-import { parse, logicalLines } from './parser.js';
+// A namespace import: a checkout's parser.js without these names still links,
+// and the engine's contract check names what it lacks (docs/engine-contract.md).
+import * as parser from './parser.js';
+
+const { parse, logicalLines } = parser;
 
 const COMMENT_RE = /%%.*$/;
 const CONT_RE = /(^|[ \t])\\[ \t]*$/;

@@ -1,7 +1,11 @@
 // Taiga ticket references and status mapping (notation.md §9, §17.4, §18).
 // Network and URL helpers of upstream are not part of this bundle.
 
-import { STATUS_BY_CODE } from './parser.js';
+// A namespace import: a checkout's parser.js without these names still links,
+// and the engine's contract check names what it lacks (docs/engine-contract.md).
+import * as parser from './parser.js';
+
+const { STATUS_BY_CODE } = parser;
 
 export const TICKET_ID_RE = /^(?:US|T)-\d+$/;
 

@@ -25,15 +25,22 @@ function fallbackText(w) {
   return (w && w.type) + ' (' + line + ')';
 }
 
-export function warningText(w, t) {
+function messageText(w, t, value) {
   const type = w && w.type;
   if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(PARAMS, type)) {
-    return fallbackText(w);
+    return null;
   }
   const key = messageKey(type);
-  const text = typeof t === 'function' ? t(key, PARAMS[type](w)) : key;
+  const params = PARAMS[type](w);
+  for (const name of Object.keys(params)) params[name] = value(params[name]);
+  const text = typeof t === 'function' ? t(key, params) : key;
   // A lookup without a message for this key usually echoes the key.
-  return typeof text === 'string' && text !== '' && text !== key ? text : fallbackText(w);
+  return typeof text === 'string' && text !== '' && text !== key ? text : null;
+}
+
+export function warningText(w, t) {
+  const text = messageText(w, t, (v) => v);
+  return text === null ? fallbackText(w) : text;
 }
 
 const HTML_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -42,6 +49,9 @@ function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch]);
 }
 
+// For HTML: the values taken from the plan are escaped, the message template is
+// not (it is ours, and may carry markup of its own), as in the editor.
 export function formatWarning(w, t) {
-  return escapeHtml(warningText(w, t));
+  const text = messageText(w, t, (v) => (v == null ? v : escapeHtml(v)));
+  return text === null ? escapeHtml(fallbackText(w)) : text;
 }

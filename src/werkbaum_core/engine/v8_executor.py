@@ -1,0 +1,281 @@
+"""The ``v8`` executor: V8 inside the process, through mini-racer (``werkbaum-mcp[v8]``).
+
+V8 speed without a subprocess: mini-racer runs the isolate on threads of its
+own and releases the GIL while JS runs, so a long analysis does not stall the
+caller's event loop; every call has a time limit and the isolate a heap limit.
+mini-racer evaluates scripts only, so the module set is linked into scripts at
+start-up (:mod:`werkbaum_core.engine.linker`).
+
+Crossing the boundary is kept to one function call per entry call: the plan
+text goes in as a string argument of its own (no JSON encoding and parsing of
+67 KB), the other options, if any, as a small JSON text, and the answer comes
+back as the JSON text the facade wrote (one UTF-8 copy). A call that times out
+or exhausts the heap gets a fresh context (the modules are linked once;
+evaluating them again takes a few milliseconds), so no call can leave the
+executor broken for the next one.
+
+Every context is closed explicitly — by :meth:`V8Executor.close` or, for the
+ones still open when the interpreter exits, by an ``atexit`` hook: mini-racer
+0.14 can hang at interpreter exit when a context is left to the garbage
+collector (its event-loop thread is joined after daemon threads are frozen).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import re
+import threading
+import weakref
+from typing import TYPE_CHECKING
+
+from werkbaum_core.engine.linker import Script, link
+from werkbaum_core.engine.modules import Program
+from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.errors import EngineError, EngineTimeout
+
+if TYPE_CHECKING:
+    from py_mini_racer import JSFunction, MiniRacer
+
+HEAP_LIMIT = 1024**3
+"""Cap on the isolate's heap (bytes). The largest legal plans (2,000,000 characters:
+500,000 one-word nodes, or 68,000 lines with five warnings each) analyse within
+512 MiB; a runaway call ends with a clear error instead of exhausting the machine.
+The cap stays below V8's own heap limit, whose breach would abort the process."""
+
+_FAILED = "\x00"
+"""First character of a failure answer (a JSON text never starts with it)."""
+
+_HOST = """\
+globalThis.__wbFailure = (err) =>
+  '\\u0000' + String(err && err.message !== undefined ? err.name + ': ' + err.message : err);
+globalThis.__wbEntry = (entry) => (text, options) => {
+  try {
+    const payload = options === undefined ? {} : JSON.parse(options);
+    if (text !== null) payload.text = text;
+    const result = globalThis.werkbaum[entry](payload);
+    return globalThis.werkbaumToJSON(result === undefined ? null : result);
+  } catch (err) {
+    return __wbFailure(err);
+  }
+};
+globalThis.__wbLoad = (name) => {
+  try {
+    __wbLinker.require(name);
+    return '';
+  } catch (err) {
+    return __wbFailure(err);
+  }
+};
+"""
+"""Entry calls and module loads answer failures as text, so that a JS exception
+never becomes a mini-racer exception (whose message is a stack dump). An entry is
+called through a function of its own with one or two arguments: each argument is a
+round trip into the isolate, cheaper than JSON-encoding a large text into code."""
+
+_open: weakref.WeakSet[V8Executor] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for executor in list(_open):
+        executor.close()
+
+
+def available() -> bool:
+    """Whether the ``v8`` extra (mini-racer and the linker's parser) is installed."""
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("py_mini_racer", "tree_sitter_javascript"))
+
+
+class V8Executor:
+    name = "v8"
+
+    def __init__(
+        self,
+        program: Program,
+        *,
+        timeout: float = CALL_TIMEOUT,
+        heap_limit: int = HEAP_LIMIT,
+    ) -> None:
+        if not available():
+            raise EngineError("the v8 executor needs the v8 extra: pip install 'werkbaum-mcp[v8]'")
+        # V8 starts on a thread of its own while the modules are linked here.
+        starting = _ContextStart()
+        try:
+            self._linked = link(program.locate, program.entries)
+        except BaseException:
+            starting.result().close()
+            raise
+        self._timeout = timeout
+        self._heap_limit = heap_limit
+        self._lock = threading.Lock()
+        self._ctx: MiniRacer | None = None
+        self._entries: dict[str, JSFunction] = {}
+        with self._lock:
+            self._start(starting.result())
+            _open.add(self)
+
+    def _start(self, ctx: MiniRacer | None = None) -> None:
+        from py_mini_racer import JSParseException
+
+        ctx = ctx or _ContextStart().result()
+        try:
+            v8_limit = int(ctx.heap_stats()["heap_size_limit"])
+            self._heap_limit = min(self._heap_limit, v8_limit * 3 // 4)
+            ctx.set_hard_memory_limit(self._heap_limit)
+            ctx.set_soft_memory_limit(self._heap_limit // 2)
+            ctx.eval(_HOST)
+            for script in self._linked.scripts:
+                source = f"{script.source}\n//# sourceURL={script.name}\n"
+                try:
+                    ctx.eval(source, timeout_sec=START_TIMEOUT)
+                except JSParseException as exc:  # what V8 rejects and the linker's parser took
+                    message = _parse_error(exc, script)
+                    raise EngineError(f"loading {script.entry} failed: {message}") from exc
+            for entry in self._linked.entries:
+                failure = ctx.eval(f"__wbLoad({json.dumps(entry)})", timeout_sec=START_TIMEOUT)
+                if failure:
+                    raise EngineError(f"loading {entry} failed: {str(failure)[1:]}")
+            self._entries = {}
+        except BaseException as exc:
+            ctx.close()
+            if isinstance(exc, EngineError):
+                raise
+            raise EngineError(
+                f"the v8 executor could not load the modules: {_first_line(exc)}"
+            ) from exc
+        self._ctx = ctx
+
+    def exports(self) -> dict[str, list[str]]:
+        with self._lock:
+            found: dict[str, list[str]] = self._context().execute(
+                "globalThis.werkbaumExports || {}"
+            )
+        return found
+
+    def _context(self) -> MiniRacer:
+        if self._ctx is None:
+            self._start()
+        assert self._ctx is not None
+        return self._ctx
+
+    def call_text(self, entry: str, payload: JSON) -> str:
+        from py_mini_racer import JSOOMException, JSTimeoutException
+
+        text: str | None = None
+        if isinstance(payload, dict) and _crosses_as_string(payload.get("text")):
+            text = payload["text"]
+            payload = {k: v for k, v in payload.items() if k != "text"}
+        args: tuple[str | None, ...] = (text, json.dumps(payload)) if payload else (text,)
+        with self._lock:
+            ctx = self._context()
+            try:
+                answer = self._entry(ctx, entry)(*args, timeout_sec=self._timeout)
+            except JSTimeoutException:
+                self._discard()
+                raise EngineTimeout(
+                    f"v8 executor gave no answer within {self._timeout:g} s", entry=entry
+                ) from None
+            except Exception as exc:  # the isolate stopped the call: start afresh
+                # A heap overflow inside a function call surfaces as a bare "null".
+                oom = isinstance(exc, JSOOMException) or ctx.was_hard_memory_limit_reached()
+                self._discard()
+                if oom:
+                    raise EngineError(
+                        f"out of memory: the call needed more than the v8 executor's heap "
+                        f"limit of {self._heap_limit // 1024**2:,} MiB",
+                        entry=entry,
+                    ) from None
+                raise EngineError(f"v8 executor failed: {_first_line(exc)}", entry=entry) from exc
+        if not isinstance(answer, str):
+            raise EngineError(f"v8 executor answered {type(answer).__name__}", entry=entry)
+        if answer.startswith(_FAILED):
+            raise EngineError(answer[1:], entry=entry)
+        return answer
+
+    def _entry(self, ctx: MiniRacer, entry: str) -> JSFunction:
+        from py_mini_racer import JSFunction
+
+        function = self._entries.get(entry)
+        if function is None:
+            made = ctx.eval(f"__wbEntry({json.dumps(entry)})")
+            assert isinstance(made, JSFunction)
+            function = self._entries[entry] = made
+        return function
+
+    def _discard(self) -> None:
+        """Drop the context (after an aborted call: the next call starts a fresh one).
+
+        An aborted evaluation still reports back from the isolate's thread; one
+        trivial evaluation first lets that report arrive while the context's event
+        loop still runs (closing earlier makes mini-racer's callback fail).
+        """
+        ctx, self._ctx, self._entries = self._ctx, None, {}
+        if ctx is None:
+            return
+        with contextlib.suppress(Exception):
+            ctx.eval("0", timeout_sec=1.0)
+        ctx.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._discard()
+            _open.discard(self)
+
+
+class _ContextStart:
+    """A context being made on a thread without an event loop, so that it gets its own.
+
+    mini-racer binds a new context to the asyncio loop running in the creating
+    thread, if any; calls made from that loop's thread would then run without a
+    time limit. (Importing mini-racer and starting V8 also take a while, which
+    the caller spends linking.)
+    """
+
+    def __init__(self) -> None:
+        self._made: list[MiniRacer] = []
+        self._failed: list[BaseException] = []
+        self._thread = threading.Thread(target=self._create, name="werkbaum-v8-start")
+        self._thread.start()
+
+    def _create(self) -> None:
+        try:
+            from py_mini_racer import MiniRacer
+
+            self._made.append(MiniRacer())
+        except BaseException as exc:
+            self._failed.append(exc)
+
+    def result(self) -> MiniRacer:
+        self._thread.join()
+        if self._failed:
+            raise EngineError(f"the v8 executor could not start: {_first_line(self._failed[0])}")
+        return self._made[0]
+
+
+def _crosses_as_string(text: object) -> bool:
+    """A str that is valid UTF-8 (mini-racer's string transfer); a lone surrogate,
+    which a JSON client may send, travels inside the JSON options instead."""
+    if not isinstance(text, str):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _parse_error(exc: BaseException, script: Script) -> str:
+    """``<anonymous>:2: SyntaxError: …`` → ``SyntaxError: … (i18n.js:2)``."""
+    match = re.match(r"^[^:]*:(\d+): (.*)$", _first_line(exc))
+    if match is None:
+        return _first_line(exc)
+    return f"{match.group(2)} ({script.name}:{match.group(1)})"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,147 @@
+"""A checkout's module set (``--frontend DIR``): it loads, or says exactly why not, in one
+line, on every executor (spec §2.1; issue 16 item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools import require_tool
+from werkbaum_core import EXECUTORS, Engine, EngineError, ModuleSetError
+from werkbaum_core.engine import choose_executor
+from werkbaum_core.engine.linker import LinkRefused
+from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, bundled_dir
+
+OLDER_PARSER = ("sizeMin", "logicalLines", "shortIdClosed")
+OLDER_MODEL = ("assumedSize", "initialCollapsed", "taigaSlugs")
+
+
+def _create(kind: str, frontend: Path) -> Engine:
+    if kind == "node":
+        require_tool("node")
+    return Engine.create(kind, frontend=frontend)
+
+
+def _without_exports(module: str, names: tuple[str, ...]) -> str:
+    """The bundled module as an older release would have it: these functions not exported."""
+    source = (bundled_dir() / module).read_text(encoding="utf-8")
+    for name in names:
+        exported = f"export function {name}("
+        assert exported in source, f"the test needs {name} exported as a function"
+        source = source.replace(exported, f"function {name}(")
+    return source
+
+
+def checkout(tmp_path: Path, **modules: str) -> Path:
+    """A directory laid out like a checkout's ``frontend/src``: the given modules, plus
+    files a real one has that the engine never loads."""
+    directory = tmp_path / "frontend-src"
+    directory.mkdir()
+    for name, source in modules.items():
+        (directory / f"{name}.js").write_text(source, encoding="utf-8")
+    (directory / "main.js").write_text("import './App.vue';\ndocument.title = 'x';\n")
+    (directory / "App.vue").write_text("<template><div/></template>\n")
+    return directory
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_an_older_checkout_names_every_missing_export_in_one_line(
+    kind: str, tmp_path: Path
+) -> None:
+    # The bundled edit.js and taiga.js import from the checkout's parser.js: the names
+    # it lacks must not stop linking before the contract check has spoken.
+    older = checkout(
+        tmp_path,
+        parser=_without_exports("parser.js", OLDER_PARSER),
+        model=_without_exports("model.js", OLDER_MODEL),
+    )
+    with pytest.raises(ModuleSetError) as info:
+        _create(kind, older)
+    assert info.value.message == (
+        "module set lacks required exports: "
+        "parser.js: logicalLines, sizeMin, shortIdClosed; "
+        "model.js: assumedSize, taigaSlugs, initialCollapsed"
+    )
+    assert info.value.details["missing"] == {
+        "parser.js": ["logicalLines", "sizeMin", "shortIdClosed"],
+        "model.js": ["assumedSize", "taigaSlugs", "initialCollapsed"],
+    }
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_module_that_throws_while_loading_shows_the_js_error(
+    kind: str, tmp_path: Path
+) -> None:
+    parser = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
+    broken = checkout(tmp_path, parser=parser + "\nthrow new TypeError('needs a browser');\n")
+    with pytest.raises(EngineError) as info:
+        _create(kind, broken)
+    message = info.value.message
+    assert message.startswith("loading exports.js failed: TypeError: needs a browser"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_import_of_a_name_nobody_exports_is_named(kind: str, tmp_path: Path) -> None:
+    model = (bundled_dir() / "model.js").read_text(encoding="utf-8")
+    broken = checkout(tmp_path, model="import { noSuchThing } from './parser.js';\n" + model)
+    with pytest.raises(EngineError) as info:
+        _create(kind, broken)
+    message = info.value.message
+    assert message.startswith("loading exports.js failed: SyntaxError: "), message
+    assert "noSuchThing" in message
+    assert "parser.js" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_module_with_a_syntax_error_is_a_syntax_error(kind: str, tmp_path: Path) -> None:
+    broken = checkout(tmp_path, i18n="export const MESSAGES = {\n  a: 1,,\n};\n")
+    with pytest.raises(EngineError) as info:
+        _create(kind, broken)
+    message = info.value.message
+    assert message.startswith("loading exports.js failed: SyntaxError: "), message
+    assert "\n" not in message
+
+
+def test_the_v8_linker_names_the_line_it_cannot_read(tmp_path: Path) -> None:
+    broken = checkout(tmp_path, i18n="export const MESSAGES = {\n  a: 1 +;\n};\n")
+    with pytest.raises(LinkRefused, match=r"^i18n\.js:2:\d+: .*--engine node or dukpy"):
+        Engine.create("v8", frontend=broken)
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_with_the_whole_contract_loads_module_by_module(
+    kind: str, tmp_path: Path
+) -> None:
+    # The checkout's own i18n.js with another message; everything else is bundled.
+    i18n = (bundled_dir() / "i18n.js").read_text(encoding="utf-8")
+    assert "unknown status box" in i18n
+    own = checkout(tmp_path, i18n=i18n.replace("unknown status box", "status box nobody knows"))
+    with _create(kind, own) as engine:
+        warnings = engine.analyze_json("- [z] A", include=["warnings"])["warnings"]
+    assert any("status box nobody knows" in w["text"] for w in warnings), warnings
+
+
+def test_checkout_modules_replace_bundled_ones_module_by_module(tmp_path: Path) -> None:
+    own = checkout(tmp_path, i18n=(bundled_dir() / "i18n.js").read_text(encoding="utf-8"))
+    origins = ModuleSet.from_frontend(own).origins()
+    assert origins["i18n.js"] == str(own / "i18n.js")
+    assert origins["parser.js"] == "bundled"
+    assert set(REQUIRED_EXPORTS) <= set(origins)
+
+
+@pytest.mark.usefixtures("node_installed")
+def test_auto_passes_v8_over_for_a_checkout_it_cannot_link(tmp_path: Path) -> None:
+    # import.meta works in an ES module loader, not in a linked script.
+    i18n = (bundled_dir() / "i18n.js").read_text(encoding="utf-8")
+    own = checkout(tmp_path, i18n=i18n + "\nexport const HERE = import.meta.url;\n")
+    assert choose_executor(None, {}) == "v8"
+    assert choose_executor(None, {}, frontend=own) == "node"
+    with Engine.create("auto", frontend=own) as engine:
+        assert engine.kind == "node"
+    with Engine.create(frontend=own) as engine:  # the Python API stays in-process
+        assert engine.kind == "dukpy"
+    with pytest.raises(LinkRefused, match=r"i18n\.js:\d+:\d+: import\.meta"):
+        Engine.create("v8", frontend=own)  # asked for by name: refused, not replaced
