@@ -71,6 +71,11 @@ async def read(client: Client, source: str = "plan.werkbaum") -> Any:
     return structured(await client.call_tool("werkbaum_read", {"source": source}))
 
 
+async def file_uris(client: Client) -> list[str]:
+    listed = [str(r.uri) for r in (await client.list_resources()).resources]
+    return [uri for uri in listed if uri.startswith("werkbaum://file/")]
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_clients_roots_are_the_roots(
     mode: str, dirs: dict[str, Path], shared_engine: LazyEngine
@@ -82,8 +87,7 @@ async def test_the_clients_roots_are_the_roots(
         refused = await read(client, str(dirs["cwd"] / "plan.werkbaum"))
         assert refused["error"]["code"] == "forbidden_source"
         assert "the client's MCP roots" in refused["error"]["message"]
-        listed = [str(r.uri) for r in (await client.list_resources()).resources]
-        assert listed == ["werkbaum://guide", "werkbaum://file/plan.werkbaum"]
+        assert await file_uris(client) == ["werkbaum://file/plan.werkbaum"]
         resource = (await client.read_resource("werkbaum://file/plan.werkbaum")).contents[0]
         assert resource.text == CLIENT_PLAN  # type: ignore[union-attr]
         await read(client)
@@ -115,11 +119,13 @@ async def test_in_the_2026_era_a_listing_before_the_first_call_sees_the_working_
 ) -> None:
     """``resources/list`` cannot carry an ``input_required`` round trip."""
     offered = Offered(dirs["client"])
+    (dirs["cwd"] / "cwd-only.werkbaum").write_text(CWD_PLAN, encoding="utf-8")
     async with Client(server_for(dirs, shared_engine), list_roots_callback=offered) as client:
-        before = (await client.list_resources()).resources
-        assert offered.calls == 0 and len(before) == 2
+        before = await file_uris(client)
+        assert offered.calls == 0 and "werkbaum://file/cwd-only.werkbaum" in before
         assert (await read(client))["text"] == CLIENT_PLAN
         assert offered.calls == 1
+        assert await file_uris(client) == ["werkbaum://file/plan.werkbaum"]
 
 
 async def test_in_the_2026_era_a_first_resource_read_asks_too(
