@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
 from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
-from werkbaum_core.guide import GUIDE_MIME, bundled_guide
+from werkbaum_core.guide import GUIDE_MIME, GUIDE_URI, bundled_guide
 from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
 from werkbaum_core.rules.result import to_text
@@ -53,7 +53,6 @@ MAX_DISPLAY_NAME = 64
 DEFAULT_NAME = "Agent"
 SERVER_NAME = "werkbaum"
 VERSION = __version__
-GUIDE_URI = "werkbaum://guide"
 DOC_TEMPLATE = "werkbaum://doc/{document}"
 MAX_REQUEST_ID_HEADER = 128
 """Longest ``X-Request-Id`` header value passed on to audit lines (longer ones are cut)."""
@@ -63,7 +62,8 @@ may be a whole plan text."""
 
 WORKING_ORDER = (
     "Werkbaum plans (work-breakdown notation). Read werkbaum://guide once for the "
-    "notation. Work order: werkbaum_read or werkbaum_inspect first; then write with the "
+    "notation (no resources? werkbaum_read it). Work order: werkbaum_read or "
+    "werkbaum_inspect first; then write with the "
     "`base` you got, verbatim; on a `conflict` error re-read and apply your change again. "
     "Prefer the node verbs (set_status, add_node, move_node, set_size, remove_node) over "
     "raw line ops; use dryRun to preview. Never set [^] (in production) unless a human "
@@ -204,11 +204,13 @@ def catalogue_tools(
     services: Services, *, read_only: bool, name: str | None = None
 ) -> list[CatalogueTool]:
     """The catalogue bound to ``services``; ``read_only`` leaves the write tools out,
-    so a hidden tool is indistinguishable from an unknown one. ``werkbaum_inspect``
-    names the plan view as the place to show its results."""
+    so a hidden tool is indistinguishable from an unknown one; without plan files
+    (HTTP) the listing of them is left out too. ``werkbaum_inspect`` names the plan
+    view as the place to show its results."""
+    specs = catalogue(read_only=read_only, files=services.plan_files is not None)
     return [
         CatalogueTool(spec, services, name, PLAN_VIEW_URI if spec.name == PLAN_VIEW_TOOL else None)
-        for spec in catalogue(read_only=read_only)
+        for spec in specs
     ]
 
 

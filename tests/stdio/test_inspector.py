@@ -50,11 +50,11 @@ def run_cli(inspector: Path, project: Path, *args: str) -> subprocess.CompletedP
     return subprocess.run(command, capture_output=True, text=True, cwd=project, timeout=120)
 
 
-def test_lists_the_nine_tools(inspector: Path, project: Path) -> None:
+def test_lists_the_ten_tools(inspector: Path, project: Path) -> None:
     done = run_cli(inspector, project, "--method", "tools/list")
     assert done.returncode == 0, done.stderr
     names = {tool["name"] for tool in json.loads(done.stdout)["result"]["tools"]}
-    assert len(names) == 9 and "werkbaum_inspect" in names
+    assert len(names) == 10 and "werkbaum_inspect" in names
 
 
 def test_strict_mode_finds_no_schema_portability_warnings(inspector: Path, project: Path) -> None:
@@ -62,7 +62,7 @@ def test_strict_mode_finds_no_schema_portability_warnings(inspector: Path, proje
     ``N errors, M warnings across K tools.`` summary); a type array was one of them."""
     done = run_cli(inspector, project, "--method", "tools/list", "--strict")
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)["result"]["tools"]) == 9
+    assert len(json.loads(done.stdout)["result"]["tools"]) == 10
     assert "Warning:" not in done.stderr, done.stderr
     summary = re.search(r"(\d+) errors?, (\d+) warnings?", done.stderr + done.stdout)
     assert summary is None or summary.groups() == ("0", "0"), summary
