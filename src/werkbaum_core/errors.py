@@ -2,7 +2,27 @@
 
 Every failure an agent can recover from is one of these, with a stable
 ``code`` that the adapters put into the tool error (spec §13), so that a model
-reads ``{"error": {"code": ...}}`` and knows what to do next.
+reads ``{"error": {"code": ...}}`` and knows what to do next:
+
+====================  ======================  ==================================================
+class                 code                    the agent's next step
+====================  ======================  ==================================================
+``Conflict``          ``conflict``            the plan changed since your base: take
+                                              ``current.base`` (and its diff), redo the change
+``Blocked``           ``blocked``             the write would break the notation or claim
+                                              ``[^]``: fix the text, or pass the named flag
+``NotFound``          ``not_found``           no such node or source: check ``didYouMean``
+``InvalidArgument``   ``invalid_argument``    the call is wrong as given: read the message
+``ForbiddenSource``   ``forbidden_source``    not a plan this server may touch: do not retry
+``SourceUnavailable`` ``source_unavailable``  the file or backend cannot answer now: retry
+                                              later, or tell the human
+``TooLarge``          ``too_large``           over a limit (2,000,000 characters): split
+``EngineError``       ``engine_error``        the notation engine failed: report it
+``EngineTimeout``     ``engine_timeout``      the engine ran out of time: retry once, then report
+``ModuleSetError``    ``module_set``          (start-up only) the configured modules are unusable
+====================  ======================  ==================================================
+
+The README lists the same codes; ``tests/core/test_errors.py`` keeps the two in step.
 """
 
 from __future__ import annotations

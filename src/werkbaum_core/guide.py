@@ -13,6 +13,8 @@ from pathlib import Path
 
 GUIDE_RESOURCE = "guide.md"
 GUIDE_MIME = "text/markdown"
+GUIDE_URI = "werkbaum://guide"
+"""The guide's resource URI; ``werkbaum_read`` takes it as a source too (tools-only hosts)."""
 
 
 @cache

@@ -101,18 +101,18 @@ def create_app(
         config.servers, allow_any_host=False, max_calls=config.max_concurrent
     )
     sources = DocumentSources(store)
-    guide = guide_for(config.frontend)
     services = Services(
         engine=engine,
         sources=sources,
         audit=AuditLog(client_id=store.client_id),
         checkpoint=anyio.from_thread.check_cancelled,
+        guide=guide_for(config.frontend),
     )
     servers: list[tuple[str, PlanServer]] = [
-        (tokens.full, build_server(services, sources, read_only=config.read_only, guide=guide))
+        (tokens.full, build_server(services, sources, read_only=config.read_only))
     ]
     if tokens.read is not None:
-        servers.append((tokens.read, build_server(services, sources, read_only=True, guide=guide)))
+        servers.append((tokens.read, build_server(services, sources, read_only=True)))
 
     allowed = AllowedHosts.parse(config.allowed_hosts)
     gate = McpGate(MCP_PATH, config.max_concurrent, MAX_BODY_BYTES)

@@ -8,9 +8,8 @@ the mirror. A test proves the subset relation and byte-identical results.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from werkbaum_core.guide import bundled_guide
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_http.sources import DocumentSources
 from werkbaum_stdio.registration import (
@@ -32,13 +31,7 @@ def instructions(servers: Sequence[str], *, read_only: bool) -> str:
     )
 
 
-def build_server(
-    services: Services,
-    sources: DocumentSources,
-    *,
-    read_only: bool,
-    guide: Callable[[], str] = bundled_guide,
-) -> PlanServer:
+def build_server(services: Services, sources: DocumentSources, *, read_only: bool) -> PlanServer:
     """One MCP server; ``read_only`` lists (and dispatches) only the read tools.
 
     No ``subscriptions/listen``: a stateless JSON-response endpoint cannot hold
@@ -48,7 +41,7 @@ def build_server(
     return plan_server(
         instructions=instructions(sources.store.servers, read_only=read_only),
         tools=catalogue_tools(services, read_only=read_only),
-        guide=guide,
+        guide=services.guide,
         templates=[document_template(sources.read)],
         subscriptions=False,
     )

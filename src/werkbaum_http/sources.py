@@ -1,6 +1,7 @@
 """How the HTTP server maps a ``source`` string to a store: shared documents only (spec §3, §11).
 
-A remote caller must not reach the server's file system, nor make it fetch
+A ``werkbaum://doc/…`` resource URI stands for the document it names. A remote
+caller must not reach the server's file system, nor make it fetch
 arbitrary URLs. So anything that is not a document source — a path, a
 ``werkbaum://file/…`` URI, a URL of another shape — is ``forbidden_source``
 before any I/O, and a document on a backend the operator did not configure is
@@ -16,6 +17,7 @@ from werkbaum_core.errors import ForbiddenSource
 from werkbaum_core.rules.catalogue import Resolved
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
 from werkbaum_core.stores.protocol import Snapshot
+from werkbaum_core.stores.sources import document_in_uri
 
 
 @attrs.frozen
@@ -25,6 +27,7 @@ class DocumentSources:
     store: DocumentStore
 
     def resolve(self, source: str) -> Resolved:
+        source = document_in_uri(source) or source
         if not looks_like_document(source):
             raise ForbiddenSource(
                 "this server serves shared documents only: pass a document URL "

@@ -210,6 +210,15 @@ class FileStore:
             _fsync_dir(place.fd)
         return created
 
+    def check_new(self, source: str) -> None:
+        """What :meth:`create` would say about the name, writing nothing (a dry run):
+        ``conflict`` if it exists, ``not_found`` if its directory does not, the plan-file
+        and root rules as for every source."""
+        with self._place(source, follow=False) as place:
+            existing = _lstat(place, source)
+            if existing is not None:
+                raise self._exists_conflict(place, source, existing)
+
     def list_plans(
         self,
         cursor: str | None = None,

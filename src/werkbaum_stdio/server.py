@@ -11,16 +11,16 @@ import mcp.types as types
 
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.errors import InvalidArgument
-from werkbaum_core.guide import guide_for
+from werkbaum_core.guide import GUIDE_URI, guide_for
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.audit import AuditLog
+from werkbaum_stdio.client_roots import ClientRoots
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
 from werkbaum_stdio.pipes import stdio_pipes
 from werkbaum_stdio.plan_names import PlanNames
 from werkbaum_stdio.registration import (
-    GUIDE_URI,
     SERVER_NAME,
     VERSION,
     WORKING_ORDER,
@@ -35,14 +35,15 @@ from werkbaum_stdio.registration import (
     plan_server,
     snapshot_meta,
 )
-from werkbaum_stdio.roots import Roots
+from werkbaum_stdio.roots import ORIGIN_CWD, Roots
 from werkbaum_stdio.sources import LocalSources, file_uri
 
 __all__ = ["GUIDE_URI", "SERVER_NAME", "VERSION", "StdioConfig", "build_server", "serve_stdio"]
 
 FILE_TEMPLATE = "werkbaum://file/{+path}"
 PAGE_SIZE = 500
-"""Plan files per ``resources/list`` page (the guide comes first, on the first page)."""
+"""Plan files per ``resources/list`` page (the guide and the plan view come first, on the
+first page)."""
 
 
 @attrs.frozen
@@ -64,7 +65,10 @@ class StdioConfig:
 def instructions(config: StdioConfig) -> str:
     """What every client is told: the working order and this server's configuration."""
     mode = "read-only (no write tools)" if config.read_only else "read and write"
-    parts = [f"{WORKING_ORDER} This server: {mode}; file roots: {config.roots.describe()}"]
+    roots = config.roots.describe()
+    if config.roots.origin == ORIGIN_CWD:
+        roots = f"the client's MCP roots if it offers them, else {roots}"
+    parts = [f"{WORKING_ORDER} This server: {mode}; file roots: {roots}"]
     if config.plan_globs:
         parts.append(f"plan files: {PlanNames.with_globs(config.plan_globs).describe()}")
     if config.servers:
@@ -132,14 +136,20 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanS
         after_write=after_write_hook(mirrors) if mirrors else None,
         audit=AuditLog(config.audit_log),
         checkpoint=anyio.from_thread.check_cancelled,
+        guide=guide_for(config.frontend),
+        plan_files=files,
     )
-    return plan_server(
+    server = plan_server(
         instructions=instructions(config),
         tools=catalogue_tools(services, read_only=config.read_only, name=config.name),
-        guide=guide_for(config.frontend),
+        guide=services.guide,
         templates=[document_template(sources.read_document), file_template(files)],
         listing=plan_files(files),
     )
+    if config.roots.origin == ORIGIN_CWD:
+        # No --root, no CLAUDE_PROJECT_DIR: the client's MCP roots, if it offers any.
+        ClientRoots(files, config.roots).install(server)
+    return server
 
 
 async def serve_stdio(server: PlanServer) -> None:

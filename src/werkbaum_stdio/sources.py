@@ -4,7 +4,8 @@ Document sources (a documents URL on any host the agent names, a share
 link, or a bare uuid on the default ``--server``) go to the documents
 store; every other source is a file path under the roots — also given as
 the ``werkbaum://file/<path>`` URI the server lists it by (percent-encoded),
-so an agent can pass a listed resource as it stands. A mirror file stands for
+so an agent can pass a listed resource as it stands; a ``werkbaum://doc/…``
+URI stands for its document. A mirror file stands for
 its document; it is recognised by where the path resolves (as the file store
 resolves it: relative paths under the roots), whatever its spelling.
 """
@@ -19,6 +20,7 @@ from werkbaum_core.errors import InvalidArgument, WerkbaumError
 from werkbaum_core.rules.catalogue import Resolved
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
 from werkbaum_core.stores.protocol import Snapshot
+from werkbaum_core.stores.sources import document_in_uri
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.mirror import MirrorFiles
 
@@ -46,6 +48,7 @@ class LocalSources:
     """Mirror files stand for their documents (spec §8): the server is the source."""
 
     def resolve(self, source: str) -> Resolved:
+        source = document_in_uri(source) or source
         if looks_like_document(source) or source.lower().startswith(URL_PREFIXES):
             # parse() names what is wrong with a URL that is not a document's.
             return Resolved(store=self.documents, key=self.documents.parse(source).url)

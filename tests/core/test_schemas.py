@@ -18,6 +18,7 @@ from werkbaum_core.stores import MemoryStore
 ORDER = [
     "werkbaum_read",
     "werkbaum_inspect",
+    "werkbaum_list",
     "werkbaum_set_status",
     "werkbaum_set_size",
     "werkbaum_add_node",
@@ -83,6 +84,7 @@ def test_results_carry_no_nulls_but_a_file_base_version(engine: Engine) -> None:
     base = {"checksum": checksum(text)}
     calls = [
         ("werkbaum_read", {"source": "p"}),
+        ("werkbaum_read", {"source": "werkbaum://guide"}),
         ("werkbaum_inspect", {"source": "p"}),
         ("werkbaum_inspect", {"source": "p", "include": ["stations"], "find": "path"}),
         ("werkbaum_inspect", {"source": "p", "depth": 1, "hideDone": True}),

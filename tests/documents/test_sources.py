@@ -9,7 +9,7 @@ import pytest
 
 from werkbaum_core import ForbiddenSource, InvalidArgument
 from werkbaum_core.stores.documents import DocumentRef, DocumentStore, looks_like_document
-from werkbaum_core.stores.sources import normalize_server
+from werkbaum_core.stores.sources import document_in_uri, normalize_server
 
 UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
 DOC = f"https://plans.example/api/v1/documents/{UUID}"
@@ -153,3 +153,31 @@ def test_client_id_is_per_store_and_marked_mcp() -> None:
         assert one.client_id.startswith("mcp-") and two.client_id.startswith("mcp-")
         assert one.client_id != two.client_id
         assert len(one.client_id) <= 64
+
+
+@pytest.mark.parametrize(
+    ("uri", "document"),
+    [
+        (f"werkbaum://doc/{quote(DOC, safe='')}", DOC),
+        (f"werkbaum://doc/{DOC}", DOC),
+        (f"werkbaum://doc/{UUID}", UUID),
+        (f"WERKBAUM://doc/{UUID}", UUID),
+        (
+            f"werkbaum://doc/{quote(f'https://editor.example/?live={DOC}', safe='')}",
+            f"https://editor.example/?live={DOC}",
+        ),
+        ("plan.werkbaum", None),
+        (f"werkbaum://file/{UUID}", None),
+        (DOC, None),
+    ],
+)
+def test_a_document_resource_uri_names_its_document(uri: str, document: str | None) -> None:
+    assert document_in_uri(uri) == document
+
+
+@pytest.mark.parametrize(
+    "uri", ["werkbaum://doc/", "werkbaum://doc/plan.werkbaum", "werkbaum://doc/%2Fetc%2Fpasswd"]
+)
+def test_a_document_resource_uri_never_names_a_file(uri: str) -> None:
+    with pytest.raises(InvalidArgument, match="werkbaum://doc/ takes"):
+        document_in_uri(uri)

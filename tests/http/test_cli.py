@@ -15,6 +15,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.apps import APP_MIME_TYPE
 from mcp.types import Implementation
 
 from tests.backend import Backend
@@ -37,6 +38,8 @@ from tests.stdio.conftest import structured
 from tests.tools import INSPECTOR, require_tool
 from werkbaum_http.config import ENV_READ_TOKEN, ENV_TOKEN
 from werkbaum_http.connections import REQUESTS_PER_CONNECTION
+from werkbaum_stdio.plan_view import plan_view
+from werkbaum_stdio.registration import PLAN_VIEW_URI
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -251,25 +254,22 @@ def test_inspector_cli_lists_tools_and_reads_a_document(backend: Backend, tmp_pa
     with server_process(["--server", backend.base_url], tmp_path / "s.log") as served:
         url = f"{served.base_url}/mcp"
         header = f"Authorization: Bearer {READ_TOKEN}"
-        listed = _inspector(
-            url, "--transport", "http", "--header", header, "--method", "tools/list"
-        )
+
+        def ask(*args: str) -> subprocess.CompletedProcess[str]:
+            return _inspector(url, "--transport", "http", "--header", header, *args)
+
+        listed = ask("--method", "tools/list")
         assert listed.returncode == 0, listed.stderr
-        names = {t["name"] for t in json.loads(listed.stdout)["result"]["tools"]}
-        assert names == {"werkbaum_read", "werkbaum_inspect"}
-        read = _inspector(
-            url,
-            "--transport",
-            "http",
-            "--header",
-            header,
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "werkbaum_read",
-            "--tool-arg",
-            f"source={document}",
-        )
+        tools = {t["name"]: t for t in json.loads(listed.stdout)["result"]["tools"]}
+        assert set(tools) == {"werkbaum_read", "werkbaum_inspect"}
+        assert tools["werkbaum_inspect"]["_meta"] == {"ui": {"resourceUri": PLAN_VIEW_URI}}
+        view = ask("--method", "resources/read", "--uri", PLAN_VIEW_URI)
+        assert view.returncode == 0, view.stderr
+        [contents] = json.loads(view.stdout)["result"]["contents"]
+        assert contents["mimeType"] == APP_MIME_TYPE
+        assert contents["text"] == plan_view().html
+        call = ("--method", "tools/call", "--tool-name", "werkbaum_read")
+        read = ask(*call, "--tool-arg", f"source={document}")
         assert read.returncode == 0, read.stderr
         result: dict[str, Any] = json.loads(read.stdout)["result"]
         assert result["structuredContent"]["text"] == PLAN

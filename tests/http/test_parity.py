@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from mcp import Client
+from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.types import Implementation
 
 from tests.backend import Backend
@@ -30,6 +31,7 @@ from tests.http.conftest import (
     create_document,
 )
 from werkbaum_core.engine import LazyEngine
+from werkbaum_stdio.registration import PLAN_VIEW_URI
 from werkbaum_stdio.roots import Roots
 from werkbaum_stdio.server import StdioConfig, build_server
 
@@ -80,6 +82,35 @@ async def test_http_tools_are_a_subset_with_identical_definitions(
         assert definition == local_tools[name], name
     assert remote_prompts == local_prompts
     assert remote_guide == local_guide
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_http_serves_the_same_plan_view(
+    mode: str, base_url: str, tmp_path: Path, shared_engine: LazyEngine
+) -> None:
+    """The MCP App view: the same resources/list entry, the same read (HTML, mime, _meta),
+    the same extension in the 2026 era's capabilities."""
+    views = []
+    async with stdio_client(tmp_path, shared_engine, mode) as local:
+        views.append(await plan_view_of(local))
+    async with connect(base_url, READ_TOKEN, mode) as remote:
+        views.append(await plan_view_of(remote))
+    here, there = views
+    assert here == there
+    entry, contents, extensions = there
+    assert entry["mimeType"] == contents["mimeType"] == APP_MIME_TYPE
+    assert contents["text"].startswith("<!DOCTYPE html>")
+    assert extensions == ({EXTENSION_ID: {}} if mode == "auto" else None)
+
+
+async def plan_view_of(client: Client) -> tuple[Any, ...]:
+    [entry] = [r for r in (await client.list_resources()).resources if str(r.uri) == PLAN_VIEW_URI]
+    [contents] = (await client.read_resource(PLAN_VIEW_URI)).contents
+    return (
+        entry.model_dump(mode="json", by_alias=True, exclude_none=True),
+        contents.model_dump(mode="json", by_alias=True, exclude_none=True),
+        client.server_capabilities.extensions,
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

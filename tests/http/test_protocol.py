@@ -27,7 +27,8 @@ from tests.http.conftest import (
     serving,
 )
 from tests.stdio.conftest import structured
-from tests.stdio.test_server import READ_TOOLS, WRITE_TOOLS
+from tests.stdio.test_server import READ_TOOLS as LOCAL_READ_TOOLS
+from tests.stdio.test_server import WRITE_TOOLS
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
 from werkbaum_core.rules.prompts import PROMPTS
@@ -36,6 +37,8 @@ from werkbaum_core.stores.protocol import Snapshot
 
 pytestmark = pytest.mark.anyio
 
+READ_TOOLS = LOCAL_READ_TOOLS - {"werkbaum_list"}
+"""The stdio server's read tools but the listing of plan files (there are none here)."""
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 FOREIGN_UUID = "0b7e1d3c-1111-4222-8333-444455556666"
 
@@ -178,14 +181,15 @@ async def test_only_documents_on_configured_backends(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_resources_guide_and_document_with_version_and_checksum(
+async def test_guide_and_documents_as_resources_and_through_tools(
     mode: str, base_url: str, backend: Backend
 ) -> None:
     document = create_document(backend)
     uuid = document.rsplit("/", 1)[1]
     async with connect(base_url, FULL_TOKEN, mode) as client:
         assert [str(r.uri) for r in (await client.list_resources()).resources] == [
-            "werkbaum://guide"
+            "werkbaum://guide",
+            "ui://werkbaum/plan-view.html",
         ]
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["werkbaum://doc/{document}"]
@@ -206,6 +210,40 @@ async def test_resources_guide_and_document_with_version_and_checksum(
         ):
             with pytest.raises(MCPError):
                 await client.read_resource(refused)
+        # the same through tools, for hosts that cannot read resources
+        read = structured(await client.call_tool("werkbaum_read", {"source": "werkbaum://guide"}))
+        assert read == {"text": guide.text, "lines": guide.text.count("\n") + 1}  # type: ignore[union-attr]
+        direct = structured(await client.call_tool("werkbaum_read", {"source": document}))
+        for uri in (f"werkbaum://doc/{uuid}", f"werkbaum://doc/{quote(document, safe='')}"):
+            assert structured(await client.call_tool("werkbaum_read", {"source": uri})) == direct
+        args = {"source": f"werkbaum://doc/{uuid}", "base": direct["base"], "id": "a"}
+        written = structured(
+            await client.call_tool("werkbaum_set_status", {**args, "status": "done"})
+        )
+        assert written["base"]["version"] == 2
+        refused_as = {
+            f"werkbaum://doc/{quote(foreign, safe='')}": "forbidden_source",
+            "werkbaum://file/plan.werkbaum": "forbidden_source",
+            "werkbaum://doc/plan.werkbaum": "invalid_argument",
+        }
+        for source, code in refused_as.items():
+            error = await error_of(client, "werkbaum_read", {"source": source})
+            assert error["code"] == code, source
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_base_null_creates_no_document(mode: str, base_url: str, backend: Backend) -> None:
+    document = create_document(backend)
+    async with connect(base_url, FULL_TOKEN, mode) as client:
+        for source in (document, "plan.werkbaum"):
+            for dry_run in (False, True):
+                args = {"source": source, "base": None, "text": PLAN, "dryRun": dry_run}
+                error = await error_of(client, "werkbaum_write", args)
+                expected = "invalid_argument" if source == document else "forbidden_source"
+                assert error["code"] == expected, (source, error)
+        listed = await client.call_tool("werkbaum_list", {})
+        assert listed.is_error and listed.content[0].text == "Unknown tool: werkbaum_list"  # type: ignore[union-attr]
+    assert httpx.get(document).json()["version"] == 1
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -103,6 +104,16 @@ def claude_code_style(project: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=str(SERVER), args=["--root", ".", *extra], cwd=str(project), env=env
     )
+
+
+@contextlib.asynccontextmanager
+async def claude_code(project: Path, mode: str, audit: Path) -> AsyncIterator[Client]:
+    """The official client, named as Claude Code names itself, on ``werkbaum-mcp`` started
+    as :func:`claude_code_style` starts it, with the audit lines in ``audit``."""
+    params = claude_code_style(project, "--audit-log", str(audit))
+    info = Implementation(name="claude-code", version="2.1")
+    async with Client(params, mode=mode, client_info=info) as client:
+        yield client
 
 
 def raw_handshake(request_id: int | str, client: str) -> list[dict[str, Any]]:

@@ -75,6 +75,11 @@ async def test_url_share_link_and_uuid_read_the_same(
     link = f"{backend.base_url}/?live={quote(url, safe='')}"
     reads = [await call(agent, "werkbaum_read", source=s) for s in (url, link, doc)]
     assert reads[0] == reads[1] == reads[2]
+    # the resource URIs the template describes, as a tools-only host passes them
+    for uri in (f"werkbaum://doc/{doc}", f"werkbaum://doc/{quote(url, safe='')}"):
+        assert await call(agent, "werkbaum_read", source=uri) == reads[0]
+    inspected = await call(agent, "werkbaum_inspect", source=f"werkbaum://doc/{doc}")
+    assert inspected["base"] == reads[0]["base"]
 
 
 async def test_concurrent_edit_of_the_same_line_is_a_conflict(agent: Client, human: Human) -> None:

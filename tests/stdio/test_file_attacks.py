@@ -396,6 +396,7 @@ async def test_a_steered_agent_gets_only_plans_from_a_real_server(tmp_path: Path
         listed = {str(r.uri) for r in (await client.list_resources()).resources}
         assert listed == {
             "werkbaum://guide",
+            "ui://werkbaum/plan-view.html",  # the MCP App view: package code, no file
             "werkbaum://file/plan.werkbaum",
             "werkbaum://file/notes.plan",
         }

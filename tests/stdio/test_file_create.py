@@ -96,6 +96,23 @@ def test_a_create_needs_a_plan_name_an_existing_directory_and_a_bounded_text(
     assert os.listdir(root) == []
 
 
+def test_check_new_answers_as_a_create_would_and_writes_nothing(
+    store: FileStore, root: Path
+) -> None:
+    plan_file(root, PLAN)
+    with pytest.raises(Conflict) as info:
+        store.check_new("plan.werkbaum")
+    assert info.value.to_json()["error"]["current"]["base"]["checksum"] == checksum(PLAN)
+    with pytest.raises(NotFound, match="directories are not created"):
+        store.check_new("missing/new.werkbaum")
+    with pytest.raises(ForbiddenSource):
+        store.check_new("notes.txt")
+    (root / "sub").mkdir()
+    store.check_new("sub/new.werkbaum")
+    store.check_new("new.werkbaum")
+    assert sorted(os.listdir(root)) == ["plan.werkbaum", "sub"] and os.listdir(root / "sub") == []
+
+
 def test_the_no_replace_rename_and_its_fallback_both_refuse_an_existing_name(
     store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,9 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from mcp.server.apps import APP_MIME_TYPE
 
 from tests.conftest import FIXTURES
 from tests.tools import require_tool
+from werkbaum_stdio.plan_view import plan_view
+from werkbaum_stdio.registration import PLAN_VIEW_META, PLAN_VIEW_URI
 
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
 EXIT_TOOL_ERROR = 5
@@ -47,11 +50,11 @@ def run_cli(inspector: Path, project: Path, *args: str) -> subprocess.CompletedP
     return subprocess.run(command, capture_output=True, text=True, cwd=project, timeout=120)
 
 
-def test_lists_the_nine_tools(inspector: Path, project: Path) -> None:
+def test_lists_the_ten_tools(inspector: Path, project: Path) -> None:
     done = run_cli(inspector, project, "--method", "tools/list")
     assert done.returncode == 0, done.stderr
     names = {tool["name"] for tool in json.loads(done.stdout)["result"]["tools"]}
-    assert len(names) == 9 and "werkbaum_inspect" in names
+    assert len(names) == 10 and "werkbaum_inspect" in names
 
 
 def test_strict_mode_finds_no_schema_portability_warnings(inspector: Path, project: Path) -> None:
@@ -59,7 +62,7 @@ def test_strict_mode_finds_no_schema_portability_warnings(inspector: Path, proje
     ``N errors, M warnings across K tools.`` summary); a type array was one of them."""
     done = run_cli(inspector, project, "--method", "tools/list", "--strict")
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)["result"]["tools"]) == 9
+    assert len(json.loads(done.stdout)["result"]["tools"]) == 10
     assert "Warning:" not in done.stderr, done.stderr
     summary = re.search(r"(\d+) errors?, (\d+) warnings?", done.stderr + done.stdout)
     assert summary is None or summary.groups() == ("0", "0"), summary
@@ -106,3 +109,19 @@ def test_reads_the_guide_resource(inspector: Path, project: Path) -> None:
     assert done.returncode == 0, done.stderr
     contents = json.loads(done.stdout)["result"]["contents"]
     assert contents[0]["mimeType"] == "text/markdown"
+
+
+def test_tools_list_links_inspect_to_the_plan_view(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "tools/list")
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["result"]["tools"]}
+    assert tools["werkbaum_inspect"]["_meta"] == {"ui": {"resourceUri": PLAN_VIEW_URI}}
+
+
+def test_reads_the_plan_view_as_the_apps_html(inspector: Path, project: Path) -> None:
+    done = run_cli(inspector, project, "--method", "resources/read", "--uri", PLAN_VIEW_URI)
+    assert done.returncode == 0, done.stderr
+    [view] = json.loads(done.stdout)["result"]["contents"]
+    assert (view["uri"], view["mimeType"]) == (PLAN_VIEW_URI, APP_MIME_TYPE)
+    assert view["_meta"] == PLAN_VIEW_META
+    assert view["text"] == plan_view().html

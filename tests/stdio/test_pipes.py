@@ -104,7 +104,7 @@ def test_a_line_that_is_not_json_rpc_does_not_end_the_session(project: Path) -> 
     ]
     send_all(process, lines, close=True)
     by_id = {m.get("id"): m for m in answers(process)}
-    assert len(by_id[5]["result"]["tools"]) == 9
+    assert len(by_id[5]["result"]["tools"]) == 10
 
 
 def test_closing_stdin_right_after_the_requests_still_answers_them_all(

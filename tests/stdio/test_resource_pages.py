@@ -46,9 +46,10 @@ async def test_every_plan_file_is_listed_once_across_the_pages(
             pages.append(await client.list_resources(cursor=pages[-1].next_cursor))
         plan = await client.read_resource("werkbaum://file/team10/plan099.werkbaum")
     uris = [str(r.uri) for page in pages for r in page.resources]
-    assert [len(page.resources) for page in pages] == [1 + PAGE_SIZE, PAGE_SIZE, 100]
-    assert uris[0] == "werkbaum://guide"  # first, on the first page only
-    files = uris[1:]
+    assert [len(page.resources) for page in pages] == [2 + PAGE_SIZE, PAGE_SIZE, 100]
+    # first, on the first page only
+    assert uris[:2] == ["werkbaum://guide", "ui://werkbaum/plan-view.html"]
+    files = uris[2:]
     assert len(files) == len(set(files)) == FILES
     assert files[0] == "werkbaum://file/team00/plan000.werkbaum"
     assert files[-1] == "werkbaum://file/team10/plan099.werkbaum"

@@ -25,7 +25,7 @@ from werkbaum_stdio.registration import MAX_PROBLEM_CHARS
 
 pytestmark = pytest.mark.anyio
 
-READ_TOOLS = {"werkbaum_read", "werkbaum_inspect"}
+READ_TOOLS = {"werkbaum_read", "werkbaum_inspect", "werkbaum_list"}
 WRITE_TOOLS = {
     "werkbaum_set_status",
     "werkbaum_apply_ops",
@@ -57,7 +57,8 @@ async def test_tools_list_names_schemas_annotations_and_budget(client: Client) -
     for tool in tools:
         assert tool.title and tool.description
         assert tool.input_schema["additionalProperties"] is False
-        assert tool.name == "werkbaum_inspect" or tool.input_schema["required"][0] == "source"
+        sourceless = tool.name in ("werkbaum_inspect", "werkbaum_list")
+        assert sourceless or tool.input_schema["required"][0] == "source"
         assert tool.output_schema is not None
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is (tool.name in READ_TOOLS)

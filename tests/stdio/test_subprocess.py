@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.types import Implementation
 
 from tests.conftest import REPO
 from tests.stdio.conftest import (
     MODES,
     audit_lines,
+    claude_code,
     claude_code_style,
     raw_handshake,
     structured,
@@ -28,10 +28,8 @@ pytestmark = pytest.mark.anyio
 @pytest.mark.parametrize("mode", MODES)
 async def test_reference_plan_end_to_end(mode: str, project: Path) -> None:
     audit = project / "audit.jsonl"
-    params = claude_code_style(project, "--audit-log", str(audit))
-    info = Implementation(name="claude-code", version="2.1")
-    async with Client(params, mode=mode, client_info=info) as client:
-        assert len((await client.list_tools()).tools) == 9
+    async with claude_code(project, mode, audit) as client:
+        assert len((await client.list_tools()).tools) == 10
         snapshot = structured(
             await client.call_tool("werkbaum_read", {"source": "werkbaum.werkbaum"})
         )
@@ -92,7 +90,7 @@ def test_stdout_carries_json_rpc_only(project: Path) -> None:
     for request in requests:
         process.stdin.write(json.dumps(request) + "\n")
     process.stdin.flush()
-    lines = []
+    lines: list[str] = []
     # Read until every request has its answer, then close stdin: the server ends.
     while len([m for m in lines if "id" in json.loads(m)]) < 4:
         line = process.stdout.readline()
@@ -105,7 +103,7 @@ def test_stdout_carries_json_rpc_only(project: Path) -> None:
     assert all(m.get("jsonrpc") == "2.0" for m in messages)
     by_id = {m["id"]: m for m in messages if "id" in m}
     assert set(by_id) == {1, 2, 3, 4}
-    assert len(by_id[2]["result"]["tools"]) == 9
+    assert len(by_id[2]["result"]["tools"]) == 10
     assert by_id[3]["result"]["structuredContent"]["warnings"] == []
     assert by_id[4]["result"]["isError"] is True
 

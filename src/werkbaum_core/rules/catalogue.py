@@ -1,11 +1,11 @@
 """The tool catalogue: names, titles, descriptions, schemas, annotations and
-handlers of the nine tools (spec §5), free of any MCP or transport code.
+handlers of the ten tools (spec §5), free of any MCP or transport code.
 
 An adapter registers these specs on its MCP server and supplies
-:class:`Services` — the engine, a source resolver over its own stores, and an
-audit sink. A handler takes the validated arguments and the caller's
-:class:`Caller` and returns the JSON result, or raises a typed
-:class:`~werkbaum_core.errors.WerkbaumError`.
+:class:`Services` — the engine, a source resolver over its own stores, the
+guide, the plan-file listing where it has files, and an audit sink. A handler
+takes the validated arguments and the caller's :class:`Caller` and returns the
+JSON result, or raises a typed :class:`~werkbaum_core.errors.WerkbaumError`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from typing import Any, Protocol
 import attrs
 
 from werkbaum_core.errors import InvalidArgument, WerkbaumError
+from werkbaum_core.guide import GUIDE_URI, bundled_guide
 from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
 from werkbaum_core.rules.conflicts import RecentTexts
-from werkbaum_core.rules.pipeline import WriteRequest, write
+from werkbaum_core.rules.pipeline import NEW_PLAN, WriteRequest, create, write
 from werkbaum_core.rules.result import JSONObject, ToolResult
-from werkbaum_core.stores.protocol import Base, Store
+from werkbaum_core.stores.protocol import Base, Creates, Store
 from werkbaum_core.text import MAX_TEXT_CHARS
 
 MAX_TREE_DEPTH = 63
@@ -64,6 +65,33 @@ class Sources(Protocol):
         ...
 
 
+class ListedPlan(Protocol):
+    """One plan file of a listing page: the source to pass back, its line count (None:
+    over the size limit)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def lines(self) -> int | None: ...
+
+
+class PlanPage(Protocol):
+    @property
+    def plans(self) -> Sequence[ListedPlan]: ...
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+class PlanFiles(Protocol):
+    """The plan files under an adapter's roots, page by page (``werkbaum_list``)."""
+
+    def list_plans(self, cursor: str | None = None, *, limit: int = ..., lines: bool = ...) -> Any:
+        """A :class:`PlanPage`; ``InvalidArgument`` for a cursor it did not hand out."""
+        ...
+
+
 @attrs.frozen
 class Caller:
     """Who is calling, for documents' ``displayName`` and the audit line (a claim, not proof)."""
@@ -87,6 +115,10 @@ class Services:
     """Raises if the call was cancelled; consulted right before the store step."""
     recent: RecentTexts = attrs.field(factory=RecentTexts)
     """The texts this server handed out, so that a conflict can show what changed."""
+    guide: Callable[[], str] = bundled_guide
+    """The notation guide, which ``werkbaum_read`` serves as ``werkbaum://guide``."""
+    plan_files: PlanFiles | None = None
+    """The plan files ``werkbaum_list`` lists; None where there are none (HTTP)."""
 
 
 Handler = Callable[[Services, JSONObject, Caller], JSONObject | ToolResult]
@@ -104,6 +136,8 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     open_world: bool = True
+    files_only: bool = False
+    """Offered only where there are plan files (stdio): a listing of them."""
 
     def annotations(self) -> JSONObject:
         """The MCP tool annotations, camelCase as on the wire."""
@@ -123,7 +157,21 @@ class ToolSpec:
 # ------------------------------------------------------------------ read tools
 
 
+def _resolve(services: Services, source: str) -> Resolved:
+    """The store of a plan source; the guide is no plan (only ``werkbaum_read`` takes it)."""
+    if source == GUIDE_URI:
+        raise InvalidArgument(
+            f"{GUIDE_URI} is the notation guide, not a plan: read it with werkbaum_read",
+            source=source,
+        )
+    return services.sources.resolve(source)
+
+
 def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+    if args["source"] == GUIDE_URI:
+        # For hosts without resources. No base: the guide is not written to.
+        guide = services.guide()
+        return {"text": guide, "lines": guide.count("\n") + 1}
     resolved = services.sources.resolve(args["source"])
     snapshot = resolved.store.read(resolved.key)
     services.recent.remember(resolved.key, snapshot)
@@ -139,7 +187,7 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
     if has_source == has_text:
         raise InvalidArgument("give exactly one of source or text")
     if has_source:
-        resolved = services.sources.resolve(args["source"])
+        resolved = _resolve(services, args["source"])
         snapshot = resolved.store.read(resolved.key)
         services.recent.remember(resolved.key, snapshot)
         text = snapshot.text
@@ -157,6 +205,22 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
     if has_source:
         return ToolResult.with_first("base", snapshot.base.to_json(), analysis)
     return ToolResult.from_text(analysis)
+
+
+def _list(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
+    if services.plan_files is None:  # not offered there; a direct call still gets an answer
+        raise InvalidArgument("this server has no plan files, only shared documents")
+    page = services.plan_files.list_plans(args.get("cursor"), limit=s.LIST_PAGE, lines=True)
+    plans = [
+        {"source": plan.source}
+        if plan.lines is None
+        else {"source": plan.source, "lines": plan.lines}
+        for plan in page.plans
+    ]
+    out: JSONObject = {"plans": plans}
+    if page.next_cursor is not None:
+        out["nextCursor"] = page.next_cursor
+    return out
 
 
 # ------------------------------------------------------------------ write tools
@@ -214,9 +278,14 @@ def _write(
         "displayName": caller.display_name,
     }
     try:
-        resolved = services.sources.resolve(args["source"])
-        base = Base(checksum=args["base"]["checksum"], version=args["base"].get("version"))
-        event.update(source=resolved.redirected_to or resolved.key, old=base.to_json())
+        resolved = _resolve(services, args["source"])
+        creating = args["base"] is None
+        if creating:
+            base = NEW_PLAN
+            event.update(source=resolved.key, create=True)
+        else:
+            base = Base(checksum=args["base"]["checksum"], version=args["base"].get("version"))
+            event.update(source=resolved.redirected_to or resolved.key, old=base.to_json())
         # A document store writes under its own clientId (spec §7); files have none.
         event["clientId"] = getattr(resolved.store, "client_id", None)
         request = WriteRequest(
@@ -229,9 +298,18 @@ def _write(
             dry_run=bool(args.get("dryRun")),
             author=caller.display_name,
         )
-        result = write(
-            services.engine, resolved.store, request, services.checkpoint, services.recent
-        )
+        if creating:
+            result = create(
+                services.engine,
+                _creator(resolved, verb),
+                request,
+                services.checkpoint,
+                services.recent,
+            )
+        else:
+            result = write(
+                services.engine, resolved.store, request, services.checkpoint, services.recent
+            )
         if resolved.redirected_to:
             result = attrs.evolve(result, redirected_to=resolved.redirected_to)
         out = result.to_json()
@@ -242,7 +320,7 @@ def _write(
         delta = out["warnings"]
         event.update(
             outcome="dryRun" if request.dry_run else "ok",
-            new=out["base"],
+            new=out.get("base"),
             added=len(delta["added"]),
             removed=len(delta["removed"]),
             mirror=out.get("mirror"),
@@ -260,6 +338,19 @@ def _write(
         services.audit(event)
 
 
+def _creator(resolved: Resolved, verb: str) -> Creates:
+    """The store that creates the plan ``base: null`` asks for: plan files only."""
+    if verb != "write":
+        raise InvalidArgument("base: null creates a plan: only werkbaum_write takes it")
+    if resolved.redirected_to is not None or not isinstance(resolved.store, Creates):
+        raise InvalidArgument(
+            "base: null creates a plan file; shared documents are created in the Werkbaum "
+            "editor — pass the base of your last read",
+            source=resolved.redirected_to or resolved.key,
+        )
+    return resolved.store
+
+
 # ------------------------------------------------------------------ the catalogue
 
 WRITE_NOTE = " On conflict, redo it against the error's current.base."
@@ -268,11 +359,14 @@ _PARENT = {**s.NODE_ID, "description": "Parent id; omit for a root."}
 _AFTER = {**s.NODE_ID, "description": "Sibling id to place it after (default: last)."}
 
 CATALOGUE: tuple[ToolSpec, ...] = (
-    # In the order an agent works: read, inspect, the node verbs, the raw writes.
+    # In the order an agent works: read, inspect, list, the node verbs, the raw writes.
     ToolSpec(
         name="werkbaum_read",
         title="Read plan",
-        description="Read a Werkbaum plan: its text, base (version, checksum) and line count.",
+        description=(
+            "Read a Werkbaum plan: its text, base (version, checksum) and line count. "
+            "werkbaum://guide: the notation guide."
+        ),
         input_schema=s.tool_input({}, [], write=False),
         output_schema=s.READ_OUTPUT,
         handler=_read,
@@ -293,6 +387,18 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         handler=_inspect,
         read_only=True,
         idempotent=True,
+    ),
+    ToolSpec(
+        name="werkbaum_list",
+        title="List plans",
+        description="The plan files under the roots: sources and line counts, by pages.",
+        input_schema=s.LIST_INPUT,
+        output_schema=s.LIST_OUTPUT,
+        handler=_list,
+        read_only=True,
+        idempotent=True,
+        open_world=False,
+        files_only=True,
     ),
     ToolSpec(
         name="werkbaum_set_status",
@@ -434,10 +540,11 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         ),
         input_schema=s.tool_input(
             {
+                "base": s.BASE_OR_NEW,
                 "text": {
                     "type": "string",
                     "description": f"The whole new plan text (at most {MAX_TEXT_CHARS:,} chars).",
-                }
+                },
             },
             ["text"],
             write=True,
@@ -450,6 +557,9 @@ CATALOGUE: tuple[ToolSpec, ...] = (
 )
 
 
-def catalogue(*, read_only: bool = False) -> tuple[ToolSpec, ...]:
-    """The tools an adapter registers; ``read_only`` leaves out every write tool."""
-    return tuple(t for t in CATALOGUE if t.read_only or not read_only)
+def catalogue(*, read_only: bool = False, files: bool = True) -> tuple[ToolSpec, ...]:
+    """The tools an adapter registers; ``read_only`` leaves out every write tool, and
+    ``files=False`` (no plan files: HTTP) the plan-file listing."""
+    return tuple(
+        t for t in CATALOGUE if (t.read_only or not read_only) and (files or not t.files_only)
+    )

@@ -107,3 +107,15 @@ def explained(error: Conflict, base_text: str | None, name: str) -> Conflict:
             how += "; read the plan again if you need more of it"
     message = f"{source} changed since your base: {how}. Apply your change again with current.base."
     return Conflict(message, **{**error.details, "current": shown})
+
+
+def exists(error: Conflict) -> Conflict:
+    """A create's conflict (the name is taken) as the agent gets it: the existing plan's
+    base to write against, and its text only when it is short, as for any conflict."""
+    current = error.details.get("current")
+    if not isinstance(current, dict) or not isinstance(current.get("text"), str):
+        return error
+    shown: dict[str, object] = {"base": current["base"]}
+    if len(current["text"]) <= MAX_CONFLICT_TEXT:
+        shown["text"] = current["text"]
+    return Conflict(error.message, **{**error.details, "current": shown})

@@ -4,6 +4,11 @@ resolve → base text → new text (engine) → analyse base and new (engine, sa
 call) → guard → diff → store → result. Nothing is written without a base, a
 refused or stale change writes nothing, and ``dry_run`` computes everything
 but the store step.
+
+A create (:func:`create`, ``werkbaum_write`` with ``base: null``) is the same
+pipeline from an empty base text: the guard sees every structural warning and
+every ``[^]`` of the new plan as new, and the store step creates the file
+without ever replacing one.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ import attrs
 
 from werkbaum_core.errors import Blocked, Conflict, InvalidArgument, from_json
 from werkbaum_core.rules import guard
-from werkbaum_core.rules.conflicts import RecentTexts, explained
+from werkbaum_core.rules.conflicts import RecentTexts, exists, explained
 from werkbaum_core.rules.diff import unified
 from werkbaum_core.rules.schemas import MAX_OPS
-from werkbaum_core.stores.protocol import Base, Op, Snapshot, Store, conflict
-from werkbaum_core.text import MAX_TEXT_CHARS, check_size
+from werkbaum_core.stores.protocol import Base, Creates, Op, Snapshot, Store, conflict
+from werkbaum_core.text import MAX_TEXT_CHARS, check_size, checksum
+
+NEW_PLAN = Base(checksum=checksum(""))
+"""The base of a create: the empty text the new plan is computed against."""
 
 VERBS = ("setStatus", "setSize", "addNode", "moveNode", "removeNode", "applyOps", "write")
 
@@ -50,7 +58,9 @@ class WriteRequest:
 
 @attrs.frozen
 class WriteResult:
-    base: Base
+    base: Base | None
+    """The new base; None (left out) for a dry-run create: the real create passes
+    ``base: null`` again."""
     lines: int
     ops: tuple[Op, ...]
     diff: str
@@ -64,13 +74,11 @@ class WriteResult:
     changes (a co-editor's) that the backend merged this change with."""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "base": self.base.to_json(),
-            "lines": self.lines,
-            "ops": list(self.ops),
-            "diff": self.diff,
-            "warnings": self.warnings.to_json(),
-        }
+        out: dict[str, Any] = {} if self.base is None else {"base": self.base.to_json()}
+        out["lines"] = self.lines
+        out["ops"] = list(self.ops)
+        out["diff"] = self.diff
+        out["warnings"] = self.warnings.to_json()
         if self.redirected_to:
             out["redirectedTo"] = self.redirected_to
         if self.merged is not None:
@@ -98,8 +106,14 @@ class Planned:
     delta: guard.Delta
 
 
+class BaseTexts(Protocol):
+    """The part of a store that :func:`plan` uses."""
+
+    def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]: ...
+
+
 def plan(
-    engine: EngineCalls, store: Store, request: WriteRequest, recent: RecentTexts | None = None
+    engine: EngineCalls, store: BaseTexts, request: WriteRequest, recent: RecentTexts | None = None
 ) -> Planned:
     """Everything up to (not including) the store step; raises ``Blocked``/``Conflict``.
 
@@ -259,6 +273,46 @@ def write(
         )
     checkpoint()
     return store_planned(engine, store, planned, recent)
+
+
+def create(
+    engine: EngineCalls,
+    store: Creates,
+    request: WriteRequest,
+    checkpoint: Callable[[], None] = lambda: None,
+    recent: RecentTexts | None = None,
+) -> WriteResult:
+    """Create a new plan (``request.verb == "write"``, base :data:`NEW_PLAN`): the name is
+    checked first (a taken name is ``conflict`` with the existing plan's base), then the
+    text goes through the guard as a change from the empty text, then the store creates
+    it; a racing creator makes that step ``conflict`` too."""
+    if request.verb != "write" or request.base != NEW_PLAN:
+        raise InvalidArgument("a new plan is created from a whole text (werkbaum_write)")
+    try:
+        store.check_new(request.source)
+    except Conflict as exc:
+        raise exists(exc) from None
+    planned = plan(engine, _NewPlan(), request, recent)
+    if request.dry_run:
+        empty = Snapshot(planned.new_text, NEW_PLAN)
+        return attrs.evolve(_result(planned, empty, planned.delta), base=None, dry_run=True)
+    checkpoint()
+    try:
+        stored = store.create(request.source, planned.new_text)
+    except Conflict as exc:
+        raise exists(exc) from None
+    if recent is not None:
+        recent.remember(request.source, stored)
+    return _result(planned, stored, planned.delta)
+
+
+@attrs.frozen
+class _NewPlan:
+    """A plan still to be created, as :func:`plan` sees it: its base text is empty
+    (:func:`create` does the store step)."""
+
+    def base_text(self, source: str, base: Base) -> tuple[str, Snapshot]:
+        return "", Snapshot("", NEW_PLAN)
 
 
 def _name(source: str) -> str:

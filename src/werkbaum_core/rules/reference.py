@@ -41,6 +41,8 @@ def _tool_section(spec: ToolSpec) -> list[str]:
         f"Annotations: {hints}.",
         "",
     ]
+    if spec.files_only:
+        out += ["Offered by `werkbaum-mcp` (stdio) only: the HTTP server has no plan files.", ""]
     out += ["| parameter | type | required | description |", "|---|---|---|---|"]
     for name, schema in props.items():
         if name in FLAGS:

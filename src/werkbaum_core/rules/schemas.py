@@ -47,6 +47,10 @@ BASE: Schema = {
     "required": ["checksum"],
     "additionalProperties": False,
 }
+BASE_OR_NEW: Schema = {
+    "anyOf": [{k: v for k, v in BASE.items() if k != "description"}, {"type": "null"}],
+    "description": "From your last read or write result, verbatim; null: create a new plan file.",
+}
 NODE_ID: Schema = {
     "type": "string",
     "minLength": 1,
@@ -124,6 +128,14 @@ INSPECT_INPUT: Schema = {
     "additionalProperties": False,
 }
 
+LIST_PAGE = 100
+"""Plan files per ``werkbaum_list`` page."""
+LIST_INPUT: Schema = {
+    "type": "object",
+    "properties": {"cursor": {"type": "string", "description": "nextCursor of the previous page."}},
+    "additionalProperties": False,
+}
+
 OPS: Schema = {
     "type": "array",
     "maxItems": MAX_OPS,
@@ -170,7 +182,17 @@ READ_OUTPUT: Schema = {
         "lines": {"type": "integer"},
         "mirrorOf": {"type": "string"},
     },
-    "required": ["text", "base", "lines"],
+    # No base for the guide: it is not written to.
+    "required": ["text", "lines"],
+}
+
+LIST_OUTPUT: Schema = {
+    "type": "object",
+    "properties": {
+        "plans": {"type": "array", "description": "{source, lines}"},
+        "nextCursor": {"type": "string"},
+    },
+    "required": ["plans"],
 }
 
 INSPECT_OUTPUT: Schema = {
@@ -251,5 +273,6 @@ WRITE_OUTPUT: Schema = {
         "diff": {"type": "string"},
         "warnings": {"type": "object"},
     },
-    "required": ["base", "lines", "ops", "diff", "warnings"],
+    # base: absent only from a dry-run create (nothing to write against yet).
+    "required": ["lines", "ops", "diff", "warnings"],
 }

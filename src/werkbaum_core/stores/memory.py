@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from werkbaum_core.errors import NotFound
+from werkbaum_core.errors import Conflict, NotFound
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_as_base
 from werkbaum_core.text import checksum
 
@@ -46,6 +46,26 @@ class MemoryStore:
             self.writes += 1
             self.authors.append(author)
             return self._snapshot(source)
+
+    def check_new(self, source: str) -> None:
+        with self._lock:
+            self._check_new(source)
+
+    def create(self, source: str, text: str) -> Snapshot:
+        with self._lock:
+            self._check_new(source)
+            self._plans[source] = text
+            self.writes += 1
+            return self._snapshot(source)
+
+    def _check_new(self, source: str) -> None:
+        if source in self._plans:
+            current = self._snapshot(source)
+            raise Conflict(
+                f"{source} exists already",
+                source=source,
+                current={"text": current.text, "base": current.base.to_json()},
+            )
 
     def text(self, source: str) -> str:
         return self._plans[source]

@@ -8,7 +8,7 @@ and it never writes without checking the base: a stale base is a
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -74,6 +74,23 @@ class Store(Protocol):
         Returns the snapshot the store holds afterwards (a backend may have
         merged concurrent edits into it). Raises ``Conflict`` on a stale base.
         """
+        ...
+
+
+@runtime_checkable
+class Creates(Protocol):
+    """A store that can make a new plan (the file store; shared documents are made in the
+    editor, spec §15). A create never replaces anything."""
+
+    def check_new(self, source: str) -> None:
+        """Raise what :meth:`create` would raise for the name alone (it exists:
+        ``Conflict``; no such directory: ``NotFound``; not a plan name:
+        ``ForbiddenSource``), writing nothing: a dry run's answer."""
+        ...
+
+    def create(self, source: str, text: str) -> Snapshot:
+        """Make ``source`` with ``text`` atomically, or ``Conflict`` if it exists (also
+        when another creator was first); the snapshot of what it now holds."""
         ...
 
 

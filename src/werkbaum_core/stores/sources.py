@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from urllib.parse import SplitResult, parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, unquote, urlsplit
 
 import attrs
 
@@ -26,6 +26,9 @@ _BARE_UUID = re.compile(UUID_PATTERN)
 _DOCUMENT_PATH = re.compile(r"(?P<prefix>.*?)/api/v1/documents/(?P<uuid>" + UUID_PATTERN + r")/*")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _SHAPE = "http(s)://host[/prefix]/api/v1/documents/<uuid>, a ?live= share link or a bare <uuid>"
+DOC_URI_PREFIX = "werkbaum://doc/"
+"""The resource URI of a shared document: this prefix and the URL-encoded document
+(its URL, share link or uuid), as the ``werkbaum://doc/{document}`` template names it."""
 
 
 @attrs.frozen
@@ -48,6 +51,24 @@ def looks_like_document(source: str) -> bool:
     except InvalidArgument:
         return False
     return True
+
+
+def document_in_uri(source: str) -> str | None:
+    """The document a ``werkbaum://doc/…`` resource URI names (percent-decoded), so that
+    a tool takes the URI the resource template describes; None for any other source.
+
+    ``InvalidArgument`` when what follows the prefix is no document source: the URI
+    says "document", so it is never taken for a file path.
+    """
+    if source[: len(DOC_URI_PREFIX)].lower() != DOC_URI_PREFIX:
+        return None
+    document = unquote(source[len(DOC_URI_PREFIX) :])
+    if not looks_like_document(document):
+        raise InvalidArgument(
+            f"{DOC_URI_PREFIX} takes a URL-encoded document URL, share link or uuid",
+            source=source,
+        )
+    return document
 
 
 def normalize_server(url: str) -> str:
