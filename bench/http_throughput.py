@@ -1,12 +1,18 @@
 """Goal 4: throughput of ``werkbaum-mcp-http`` with 1 and 2 workers under concurrent inspects.
 
-Three kinds of processes share the machine: the server (uvicorn worker(s) and
-their node executors; the HTTP server's default engine), the local backend
-stand-in (``python -m tests.backend``) serving the document, and the load
-client (``python -m bench.load``, see there); ``bench.services`` starts them.
-Their CPU seconds during each run are read from /proc, so a run limited by the
-cores, not by the server's design, shows as such. Every mode and connection
-kind runs on the same server start.
+Three kinds of processes share the machine: the server (uvicorn worker(s) and,
+with ``--engine node``, their node children), the local backend stand-in
+(``python -m tests.backend``) serving the document, and the load client
+(``python -m bench.load``, see there); ``bench.services`` starts them. Their CPU
+seconds during each run are read from /proc, so a run limited by the cores, not
+by the server's design, shows as such. Every mode and connection kind runs on
+the same server start.
+
+The goals run ``--engine v8`` (issue 16; the default when installed): the JS runs
+in the worker process with the GIL released, so the worker's event loop must keep
+answering ``/healthz`` (p99 ≤ 50 ms under the text load) and two workers must
+scale. Information rows: the text load with ``--engine node`` (JS in a child per
+worker) and ``--engine dukpy`` (JS in the worker, holding its GIL).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bench.machine import executors
 from bench.paths import reference_text
 from bench.procs import (
     children,
@@ -37,12 +44,15 @@ from bench.timing import fmt_ms, fmt_ratio, percentile
 from werkbaum_core.engine import choose_executor
 
 TARGET = 1.6
+HEALTHZ_P99_MS = 50.0
+GOAL_ENGINE = "v8"
 MODES = ("source", "text")
 CONNECTIONS = ("keep-alive", "close")
 
 
 @dataclass(frozen=True)
 class Run:
+    engine: str
     workers: int
     mode: str
     connection: str
@@ -125,6 +135,7 @@ def idle_probes(url: str, count: int = 50) -> dict[str, list[float]]:
 
 
 def measure_server(
+    engine: str,
     url: str,
     pid: int,
     backend_pid: int,
@@ -149,6 +160,7 @@ def measure_server(
         ours = server_cpu + backend_cpu + result["client_cpu_s"]
         runs.append(
             Run(
+                engine,
                 workers,
                 mode,
                 connection,
@@ -167,6 +179,8 @@ def run(quick: bool) -> Section:
     token = secrets.token_hex(24)
     text = reference_text()
     text = text if text.endswith("\n") else text + "\n"
+    installed = executors()
+    engine = GOAL_ENGINE if GOAL_ENGINE in installed else choose_executor(None, {})
     runs: list[Run] = []
     idle: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="werkbaum-bench-") as tmp, backend() as (base, bk):
@@ -184,44 +198,45 @@ def run(quick: bool) -> Section:
             "probe_interval_s": 0.02,
             "deadline_s": 30 if quick else 240,
         }
+        log = Path(tmp) / "server.log"
         for workers in (1, 2):
-            with server(base, workers, token, Path(tmp) / "server.log") as (url, process):
+            with server(base, workers, token, log, "--engine", engine) as (url, process):
                 job["url"] = url
                 measured, idle[workers] = measure_server(
-                    url, process.pid, bk.pid, job, workers, quick
+                    engine, url, process.pid, bk.pid, job, workers, quick
                 )
                 runs.extend(measured)
-        # Info: the in-process engine, whose JS holds the worker's GIL, on the text load.
-        in_process: list[Run] = []
-        for workers in (1, 2):
-            log = Path(tmp) / "server.log"
-            with server(base, workers, token, log, "--engine", "dukpy") as (url, process):
-                job["url"] = url
-                measured, _ = measure_server(
-                    url, process.pid, bk.pid, job, workers, quick, [("text", "close")]
-                )
-                in_process.extend(measured)
-    return report(runs, idle, clients, calls, in_process)
+        # Info: the text load on the other executors (JS in a child, or holding the GIL).
+        others: list[Run] = []
+        for kind in [k for k in ("node", "dukpy") if k in installed and k != engine]:
+            for workers in (1, 2):
+                with server(base, workers, token, log, "--engine", kind) as (url, process):
+                    job["url"] = url
+                    measured, _ = measure_server(
+                        kind, url, process.pid, bk.pid, job, workers, quick, [("text", "close")]
+                    )
+                    others.extend(measured)
+    return report(engine, runs, idle, clients, calls, others)
 
 
 def report(
+    engine: str,
     runs: list[Run],
     idle: dict[int, dict[str, list[float]]],
     clients: int,
     calls: int,
-    in_process: list[Run],
+    others: list[Run],
 ) -> Section:
-    engine = choose_executor(None, {})
-    section = Section("http", f"4. HTTP throughput (werkbaum-mcp-http, default engine {engine})")
+    section = Section("http", f"4. HTTP throughput (werkbaum-mcp-http --engine {engine})")
     rows = []
-    for r in [*runs, *in_process]:
+    for r in [*runs, *others]:
         lat, probes = r.result["latencies_ms"], r.result["probes_ms"]
         statuses = ", ".join(f"{k}x{v}" for k, v in r.result["statuses"].items())
         elapsed = r.result["elapsed_s"]
         split = " · ".join(f"{py / elapsed:.2f}+{node / elapsed:.2f}" for py, node in r.per_worker)
         rows.append(
             [
-                str(r.workers) + (" (dukpy)" if r in in_process else ""),
+                f"{r.workers} ({r.engine})",
                 r.mode,
                 r.connection,
                 f"{r.calls}/{r.result['planned']}",
@@ -237,14 +252,14 @@ def report(
                 f"{r.other_cpu_s / elapsed:.2f}",
             ]
         )
-    headers = ["workers", "mode", "connection", "calls", "calls/s", "p50 ms", "p99 ms"]
+    headers = ["workers (engine)", "mode", "connection", "calls", "calls/s", "p50 ms", "p99 ms"]
     headers += ["failures"]
-    headers += ["healthz p50 / p99 ms", "server CPU ms/call", "cores per worker (py+node)"]
+    headers += ["healthz p50 / p99 ms", "server CPU ms/call", "cores per worker (py+child)"]
     headers += ["cores backend", "cores client", "cores other"]
     section.tables.append(Table("HTTP load", headers, rows))
     section.tables.append(
         Table(
-            "GET /healthz without load (baseline of the probe column)",
+            f"GET /healthz without load (baseline of the probe column; {engine})",
             ["workers", "connection", "p50 ms", "p99 ms", "n"],
             [
                 [str(w), c, fmt_ms(percentile(v, 50)), fmt_ms(percentile(v, 99)), str(len(v))]
@@ -259,25 +274,37 @@ def report(
         ratio = two.throughput / one.throughput
         section.goals.append(
             Goal(
-                f"HTTP {mode}, {connection}: throughput 2 workers / 1 worker",
+                f"HTTP {engine}, {mode}, {connection}: throughput 2 workers / 1 worker",
                 f"{fmt_ratio(ratio)} ({two.throughput:.1f} vs {one.throughput:.1f} calls/s)",
                 f"≥ {TARGET}x",
                 ratio >= TARGET,
             )
         )
-    one, two = in_process
-    ratio = two.throughput / one.throughput
-    worst = max(percentile(r.result["probes_ms"], 99) for r in in_process)
+    text_runs = [r for r in runs if r.mode == "text"]
+    worst = max(text_runs, key=lambda r: percentile(r.result["probes_ms"], 99))
+    worst_p99 = percentile(worst.result["probes_ms"], 99)
     section.goals.append(
         Goal(
-            "HTTP text, close, --engine dukpy: 2 workers / 1 worker; healthz p99 (worst)",
-            f"{fmt_ratio(ratio)} ({two.throughput:.1f} vs {one.throughput:.1f} calls/s); "
-            f"{fmt_ms(worst)} ms",
-            "- (info: JS in the worker's process)",
-            None,
+            f"HTTP {engine}, text: /healthz p99 under the load (worst of its 4 runs)",
+            f"{fmt_ms(worst_p99)} ms ({worst.workers} worker(s), {worst.connection})",
+            f"≤ {HEALTHZ_P99_MS:.0f} ms",
+            worst_p99 <= HEALTHZ_P99_MS,
         )
     )
-    failures = sum(r.result["failures"] for r in [*runs, *in_process])
+    for kind in dict.fromkeys(r.engine for r in others):
+        one, two = (r for r in others if r.engine == kind)
+        ratio = two.throughput / one.throughput
+        p99 = max(percentile(r.result["probes_ms"], 99) for r in (one, two))
+        section.goals.append(
+            Goal(
+                f"HTTP {kind}, text, close: 2 workers / 1 worker; healthz p99 (worst)",
+                f"{fmt_ratio(ratio)} ({two.throughput:.1f} vs {one.throughput:.1f} calls/s); "
+                f"{fmt_ms(p99)} ms",
+                "- (info)",
+                None,
+            )
+        )
+    failures = sum(r.result["failures"] for r in [*runs, *others])
     section.goals.append(Goal("HTTP failures (all runs)", str(failures), "0", failures == 0))
     sequential = {w: percentile(kinds["keep-alive, back to back"], 50) for w, kinds in idle.items()}
     section.goals.append(
@@ -288,21 +315,15 @@ def report(
             None,
         )
     )
-    probe_p99 = max(percentile(r.result["probes_ms"], 99) for r in runs)
-    section.goals.append(
-        Goal(
-            "HTTP healthz p99 under inspect load (worst run)", f"{fmt_ms(probe_p99)} ms", "-", None
-        )
-    )
     section.notes.append(
         f"{clients} concurrent clients x {calls} werkbaum_inspect calls per run; keep-alive = "
         "each client keeps one connection, close = a new connection per call; source = the "
         "document URL (the backend serves it each call, the analysis cache answers); text = "
-        "werkbaum.werkbaum plus a unique comment line (full JS work each call). The load "
+        "werkbaum.werkbaum plus a unique comment line (full JS work each call). A prober "
+        "sends GET /healthz on a new connection every 20 ms during each run. The load "
         "client, the backend stand-in and the server share the machine's cores; 'cores' = "
-        "CPU seconds / wall seconds of the run; 'other' = the machine's busy time outside "
-        "this benchmark (/proc/stat), i.e. other work on the shared machine. Rows marked "
-        "(dukpy): the same text load with --engine dukpy, whose JS runs in the worker "
-        "process and holds its GIL (one core per worker, but the event loop waits)."
+        "CPU seconds / wall seconds of the run (py = the worker process, with v8 and dukpy "
+        "including the JS; child = its node process); 'other' = the machine's busy time "
+        "outside this benchmark (/proc/stat), i.e. other work on the shared machine."
     )
     return section

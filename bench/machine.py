@@ -1,4 +1,4 @@
-"""The machine a run happened on: cores, CPU model, RAM, versions, load average."""
+"""The machine a run happened on: cores, CPU model, RAM, versions, load average, executors."""
 
 from __future__ import annotations
 
@@ -34,13 +34,29 @@ def _output(argv: list[str]) -> str:
         return "unavailable"
 
 
+def executors() -> list[str]:
+    """The JS executors installed here, in the order the sections report them."""
+    from werkbaum_core.engine.node_executor import node_binary
+    from werkbaum_core.engine.v8_executor import available as v8_available
+
+    return ["dukpy"] + (["node"] if node_binary() else []) + (["v8"] if v8_available() else [])
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def load_average() -> str:
     return " / ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def describe() -> list[tuple[str, str]]:
     """(item, value) rows; call at the start of a run (the load average is taken now)."""
-    versions = ", ".join(f"{p} {metadata.version(p)}" for p in ("mcp", "dukpy", "uvicorn"))
+    packages = ("mcp", "dukpy", "uvicorn", "mini-racer")
+    versions = ", ".join(f"{p} {v}" for p in packages if (v := _version(p)) is not None)
     return [
         ("nproc", str(len(os.sched_getaffinity(0)))),
         ("CPU", cpu_model()),

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from bench.engine import executors
+from bench.machine import executors
 from bench.paths import ECHO_ARGV, REFERENCE_PLAN, STDIO_SERVER, clean_env
 from bench.procs import names, rss_mb, tree, tree_rss_mb
 from bench.rawrpc import PipeClient

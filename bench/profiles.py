@@ -35,7 +35,7 @@ from mcp import Client, StdioServerParameters
 from tests.plangen import coupled_closure_plan, plan
 
 from bench import machine, services
-from bench.engine import executors
+from bench.machine import executors
 from bench.paths import REFERENCE_PLAN, REPO, STDIO_SERVER, clean_env, reference_text, with_comment
 from bench.rawrpc import PipeClient
 from bench.report import table

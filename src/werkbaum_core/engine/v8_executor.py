@@ -1,10 +1,11 @@
 """The ``v8`` executor: V8 inside the process, through mini-racer (``werkbaum-mcp[v8]``).
 
-V8 speed without a subprocess: mini-racer runs the isolate on threads of its
-own and releases the GIL while JS runs, so a long analysis does not stall the
-caller's event loop; every call has a time limit and the isolate a heap limit.
-mini-racer evaluates scripts only, so the module set is linked into scripts at
-start-up (:mod:`werkbaum_core.engine.linker`).
+V8 speed without a subprocess: V8 runs on a thread of its own and the GIL is
+released while JS runs, so a long analysis does not stall the caller's event
+loop; every call has a time limit and the isolate a heap limit. mini-racer
+evaluates scripts only, so the module set is linked into scripts at start-up
+(:mod:`werkbaum_core.engine.linker`); V8's flags and the context's private
+asyncio loop, run by the calling thread, are in :mod:`werkbaum_core.engine.v8_isolate`.
 
 Crossing the boundary is kept to one function call per entry call: the plan
 text goes in as a string argument of its own (no JSON encoding and parsing of
@@ -16,14 +17,13 @@ executor broken for the next one.
 
 Every context is closed explicitly — by :meth:`V8Executor.close` or, for the
 ones still open when the interpreter exits, by an ``atexit`` hook: mini-racer
-0.14 can hang at interpreter exit when a context is left to the garbage
-collector (its event-loop thread is joined after daemon threads are frozen).
+0.14 was seen to hang at interpreter exit when a context was left to the
+garbage collector.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import re
 import threading
@@ -36,7 +36,9 @@ from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 if TYPE_CHECKING:
-    from py_mini_racer import JSFunction, MiniRacer
+    from py_mini_racer import PythonJSConvertedTypes
+
+    from werkbaum_core.engine.v8_isolate import Isolate
 
 HEAP_LIMIT = 1024**3
 """Cap on the isolate's heap (bytes). The largest legal plans (2,000,000 characters:
@@ -112,76 +114,88 @@ class V8Executor:
         self._timeout = timeout
         self._heap_limit = heap_limit
         self._lock = threading.Lock()
-        self._ctx: MiniRacer | None = None
-        self._entries: dict[str, JSFunction] = {}
+        self._isolate: Isolate | None = None
+        self._entries: dict[str, PythonJSConvertedTypes] = {}
         with self._lock:
             self._start(starting.result())
             _open.add(self)
 
-    def _start(self, ctx: MiniRacer | None = None) -> None:
+    def _start(self, isolate: Isolate | None = None) -> None:
         from py_mini_racer import JSParseException
 
-        ctx = ctx or _ContextStart().result()
+        isolate = isolate or _ContextStart().result()
         try:
-            v8_limit = int(ctx.heap_stats()["heap_size_limit"])
+            v8_limit = int(isolate.racer.heap_stats()["heap_size_limit"])
             self._heap_limit = min(self._heap_limit, v8_limit * 3 // 4)
-            ctx.set_hard_memory_limit(self._heap_limit)
-            ctx.set_soft_memory_limit(self._heap_limit // 2)
-            ctx.eval(_HOST)
+            isolate.racer.set_hard_memory_limit(self._heap_limit)
+            isolate.racer.set_soft_memory_limit(self._heap_limit // 2)
+            isolate.eval(_HOST, START_TIMEOUT)
             for script in self._linked.scripts:
                 source = f"{script.source}\n//# sourceURL={script.name}\n"
                 try:
-                    ctx.eval(source, timeout_sec=START_TIMEOUT)
+                    isolate.eval(source, START_TIMEOUT)
                 except JSParseException as exc:  # what V8 rejects and the linker's parser took
                     message = _parse_error(exc, script)
                     raise EngineError(f"loading {script.entry} failed: {message}") from exc
             for entry in self._linked.entries:
-                failure = ctx.eval(f"__wbLoad({json.dumps(entry)})", timeout_sec=START_TIMEOUT)
+                failure = isolate.eval(f"__wbLoad({json.dumps(entry)})", START_TIMEOUT)
                 if failure:
                     raise EngineError(f"loading {entry} failed: {str(failure)[1:]}")
             self._entries = {}
         except BaseException as exc:
-            ctx.close()
+            isolate.close()
             if isinstance(exc, EngineError):
                 raise
             raise EngineError(
                 f"the v8 executor could not load the modules: {_first_line(exc)}"
             ) from exc
-        self._ctx = ctx
+        self._isolate = isolate
 
     def exports(self) -> dict[str, list[str]]:
         with self._lock:
-            found: dict[str, list[str]] = self._context().execute(
-                "globalThis.werkbaumExports || {}"
+            found = self._context().eval(
+                "JSON.stringify(globalThis.werkbaumExports || {})", START_TIMEOUT
             )
-        return found
+        exports: dict[str, list[str]] = json.loads(str(found))
+        return exports
 
-    def _context(self) -> MiniRacer:
-        if self._ctx is None:
+    def _context(self) -> Isolate:
+        if self._isolate is None:
             self._start()
-        assert self._ctx is not None
-        return self._ctx
+        assert self._isolate is not None
+        return self._isolate
 
     def call_text(self, entry: str, payload: JSON) -> str:
-        from py_mini_racer import JSOOMException, JSTimeoutException
-
-        text: str | None = None
-        if isinstance(payload, dict) and _crosses_as_string(payload.get("text")):
-            text = payload["text"]
-            payload = {k: v for k, v in payload.items() if k != "text"}
-        args: tuple[str | None, ...] = (text, json.dumps(payload)) if payload else (text,)
-        with self._lock:
-            ctx = self._context()
+        if isinstance(payload, dict) and isinstance(payload.get("text"), str):
+            rest = {k: v for k, v in payload.items() if k != "text"}
             try:
-                answer = self._entry(ctx, entry)(*args, timeout_sec=self._timeout)
-            except JSTimeoutException:
+                return self._call(entry, payload["text"], rest)
+            except UnicodeEncodeError:
+                # mini-racer sends a str argument as UTF-8, which a lone surrogate (a JSON
+                # client may send one) is not: that text travels inside the JSON options.
+                pass
+        return self._call(entry, None, payload)
+
+    def _call(self, entry: str, text: str | None, options: JSON) -> str:
+        from py_mini_racer import JSOOMException
+
+        args = (text, json.dumps(options)) if options else (text,)
+        with self._lock:
+            isolate = self._context()
+            try:
+                answer = isolate.call(self._entry(isolate, entry), args, self._timeout)
+            except UnicodeEncodeError:
+                raise  # refused before anything reached the isolate
+            except TimeoutError:
                 self._discard()
                 raise EngineTimeout(
                     f"v8 executor gave no answer within {self._timeout:g} s", entry=entry
                 ) from None
             except Exception as exc:  # the isolate stopped the call: start afresh
                 # A heap overflow inside a function call surfaces as a bare "null".
-                oom = isinstance(exc, JSOOMException) or ctx.was_hard_memory_limit_reached()
+                oom = isinstance(exc, JSOOMException) or (
+                    isolate.racer.was_hard_memory_limit_reached()
+                )
                 self._discard()
                 if oom:
                     raise EngineError(
@@ -190,35 +204,27 @@ class V8Executor:
                         entry=entry,
                     ) from None
                 raise EngineError(f"v8 executor failed: {_first_line(exc)}", entry=entry) from exc
+            except BaseException:  # interrupted (KeyboardInterrupt) mid-call: no half state
+                self._discard()
+                raise
         if not isinstance(answer, str):
             raise EngineError(f"v8 executor answered {type(answer).__name__}", entry=entry)
         if answer.startswith(_FAILED):
             raise EngineError(answer[1:], entry=entry)
         return answer
 
-    def _entry(self, ctx: MiniRacer, entry: str) -> JSFunction:
-        from py_mini_racer import JSFunction
-
+    def _entry(self, isolate: Isolate, entry: str) -> PythonJSConvertedTypes:
         function = self._entries.get(entry)
         if function is None:
-            made = ctx.eval(f"__wbEntry({json.dumps(entry)})")
-            assert isinstance(made, JSFunction)
-            function = self._entries[entry] = made
+            function = isolate.eval(f"__wbEntry({json.dumps(entry)})", START_TIMEOUT)
+            self._entries[entry] = function
         return function
 
     def _discard(self) -> None:
-        """Drop the context (after an aborted call: the next call starts a fresh one).
-
-        An aborted evaluation still reports back from the isolate's thread; one
-        trivial evaluation first lets that report arrive while the context's event
-        loop still runs (closing earlier makes mini-racer's callback fail).
-        """
-        ctx, self._ctx, self._entries = self._ctx, None, {}
-        if ctx is None:
-            return
-        with contextlib.suppress(Exception):
-            ctx.eval("0", timeout_sec=1.0)
-        ctx.close()
+        """Drop the context (after an aborted call: the next call starts a fresh one)."""
+        isolate, self._isolate, self._entries = self._isolate, None, {}
+        if isolate is not None:
+            isolate.close()
 
     def close(self) -> None:
         with self._lock:
@@ -227,45 +233,31 @@ class V8Executor:
 
 
 class _ContextStart:
-    """A context being made on a thread without an event loop, so that it gets its own.
+    """A context being made on a thread of its own, while the caller links the modules.
 
-    mini-racer binds a new context to the asyncio loop running in the creating
-    thread, if any; calls made from that loop's thread would then run without a
-    time limit. (Importing mini-racer and starting V8 also take a while, which
-    the caller spends linking.)
+    Importing mini-racer and starting V8 take a while; and the context's private
+    loop must first run on a thread without an event loop (see ``v8_isolate``).
     """
 
     def __init__(self) -> None:
-        self._made: list[MiniRacer] = []
+        self._made: list[Isolate] = []
         self._failed: list[BaseException] = []
         self._thread = threading.Thread(target=self._create, name="werkbaum-v8-start")
         self._thread.start()
 
     def _create(self) -> None:
         try:
-            from py_mini_racer import MiniRacer
+            from werkbaum_core.engine.v8_isolate import Isolate
 
-            self._made.append(MiniRacer())
+            self._made.append(Isolate())
         except BaseException as exc:
             self._failed.append(exc)
 
-    def result(self) -> MiniRacer:
+    def result(self) -> Isolate:
         self._thread.join()
         if self._failed:
             raise EngineError(f"the v8 executor could not start: {_first_line(self._failed[0])}")
         return self._made[0]
-
-
-def _crosses_as_string(text: object) -> bool:
-    """A str that is valid UTF-8 (mini-racer's string transfer); a lone surrogate,
-    which a JSON client may send, travels inside the JSON options instead."""
-    if not isinstance(text, str):
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _parse_error(exc: BaseException, script: Script) -> str:
