@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
-import typer
+import click
 
 from werkbaum_core.engine import choose_executor
 from werkbaum_core.errors import WerkbaumError
@@ -25,8 +26,9 @@ from werkbaum_http.config import (
     Tokens,
 )
 from werkbaum_http.engine import DUKPY_WARNING
-from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure, uvicorn_config
-from werkbaum_stdio.server_options import version_option
+from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
+from werkbaum_stdio.logs import LogLevel, configure, uvicorn_config
+from werkbaum_stdio.server_options import log_level_option
 
 PROG = "werkbaum-mcp-http"
 EXIT_CONFIG = 2
@@ -37,84 +39,111 @@ STDIO_ONLY = {
     "--name": "changes carry each client's own name (or Agent)",
     "--audit-log": "audit lines go to stderr",
 }
-"""stdio options a user may carry over by habit; each gets a clear refusal, not typer's
+"""stdio options a user may carry over by habit; each gets a clear refusal, not click's
 generic "No such option"."""
 
-app = typer.Typer(
-    name=PROG,
-    help=(
-        "Remote MCP server over Streamable HTTP: shared Werkbaum documents for AI agents. "
-        "Needs WERKBAUM_MCP_TOKEN (>= 32 characters); WERKBAUM_MCP_READ_TOKEN optionally "
-        "gives a second token that sees only the read tools."
-    ),
-    add_completion=False,
-)
+
+class Count(click.types.IntParamType):
+    """A whole number, at least 1 (worker processes, requests in flight).
+
+    Not ``click.IntRange``: its help would add an ``x>=1`` tag to each option,
+    where the help text says "at least 1" in words.
+    """
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        number = int(super().convert(value, param, ctx))
+        if number < 1:
+            self.fail(f"{number} is not at least 1", param, ctx)
+        return number
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"{PROG}: {message}", err=True)
-    raise typer.Exit(code)
+    fail(message, code, PROG)
 
 
 def _say(message: str) -> None:
-    typer.echo(f"{PROG}: {message}", err=True)
+    click.echo(f"{PROG}: {message}", err=True)
 
 
-@app.command()
+@click.command(context_settings=CONTEXT)
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, metavar="HOST", help="Interface to listen on."
+)
+@click.option(
+    "--port", type=int, default=8000, show_default=True, metavar="PORT", help="Port to listen on."
+)
+@click.option(
+    "--server",
+    "servers",
+    multiple=True,
+    metavar="URL",
+    help="Werkbaum backend, probed at start-up (required, repeatable; the first is the "
+    "default for bare uuids). Only documents on these backends are served.",
+)
+@engine_options
+@click.option("--read-only", is_flag=True, help="Offer only the read tools, to every token.")
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="Allowed Host header: NAME, NAME:PORT or NAME:* (repeatable; default: "
+    f"{' and '.join(DEFAULT_ALLOWED_HOSTS)}).",
+)
+@click.option(
+    "--workers",
+    type=Count(),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Worker processes sharing the port (at least 1).",
+)
+@click.option(
+    "--max-concurrent",
+    type=Count(),
+    default=DEFAULT_MAX_CONCURRENT,
+    show_default=True,
+    metavar="N",
+    help="MCP requests in flight per worker before new ones get 503 (at least 1).",
+)
+@log_level_option
+@version(PROG)
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
-    server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server",
-            help="Werkbaum backend URL (repeatable; the first is the default for bare uuids). "
-            "Only documents on these backends are served.",
-        ),
-    ] = None,
-    engine: Annotated[
-        str | None,
-        typer.Option("--engine", help="JS executor: node (default when installed) or dukpy."),
-    ] = None,
-    frontend: Annotated[
-        str | None,
-        typer.Option("--frontend", help="A Werkbaum checkout's frontend/src to load modules from."),
-    ] = None,
-    read_only: Annotated[
-        bool, typer.Option("--read-only", help="Offer only the read tools, to every token.")
-    ] = False,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="Allowed Host header, e.g. mcp.example.org or 127.0.0.1:* (repeatable; "
-            "default 127.0.0.1:* and localhost:*).",
-        ),
-    ] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="uvicorn worker processes.")] = 1,
-    max_concurrent: Annotated[
-        int,
-        typer.Option(
-            "--max-concurrent", min=1, help="MCP requests in flight per worker before 503."
-        ),
-    ] = DEFAULT_MAX_CONCURRENT,
-    log_level: LogLevelOption = DEFAULT_LEVEL,
-    version: Annotated[bool, version_option(PROG)] = False,
+    host: str,
+    port: int,
+    servers: Sequence[str],
+    engine: str | None,
+    frontend: str | None,
+    read_only: bool,
+    allowed_hosts: Sequence[str],
+    workers: int,
+    max_concurrent: int,
+    log_level: LogLevel,
 ) -> None:
-    """Serve MCP at http://HOST:PORT/mcp (stateless, JSON responses); /healthz is open.
+    """Serve shared Werkbaum documents to AI agents at http://HOST:PORT/mcp.
 
-    Needs WERKBAUM_MCP_TOKEN (at least 32 characters) in the environment;
-    WERKBAUM_MCP_READ_TOKEN optionally adds a token that sees only the read tools.
+    MCP over Streamable HTTP, stateless, with JSON responses; /healthz is open.
+    Needs WERKBAUM_MCP_TOKEN (at least 32 characters) in the environment, which
+    clients send as "Authorization: Bearer TOKEN"; WERKBAUM_MCP_READ_TOKEN
+    optionally adds a token that sees only the read tools. With the dukpy
+    engine (neither v8 nor node installed) it warns at start-up. Exit status:
+    1 a backend or module set that cannot be used, 2 a bad argument or token.
+
+    \b
+    Examples:
+      werkbaum-mcp-http --server https://werkbaum.example.org
+      werkbaum-mcp-http --server https://werkbaum.example.org --port 8080 --workers 4
+      werkbaum-mcp-http --server https://werkbaum.example.org --allowed-host mcp.example.org
     """
     configure(log_level)
     try:
         Tokens.from_env()
         config = HttpConfig(
-            servers=tuple(server or ()),
+            servers=tuple(servers),
             engine=engine,
             frontend=frontend,
             read_only=read_only,
-            allowed_hosts=tuple(allowed_host or DEFAULT_ALLOWED_HOSTS),
+            allowed_hosts=tuple(allowed_hosts or DEFAULT_ALLOWED_HOSTS),
             max_concurrent=max_concurrent,
         )
     except ConfigError as exc:
@@ -179,6 +208,7 @@ def _refuse_stdio_options(argv: list[str]) -> None:
 
 
 def main() -> None:
-    """Console entry point of ``werkbaum-mcp-http``."""
+    """Console entry point of ``werkbaum-mcp-http``: a bad argument is one line on stderr,
+    exit 2."""
     _refuse_stdio_options(sys.argv[1:])
-    sys.exit(app())
+    run(serve, PROG)

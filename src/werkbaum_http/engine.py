@@ -1,4 +1,4 @@
-"""Which JS executor the HTTP server runs, and why it is ``node`` when it can be.
+"""Which JS executor the HTTP server runs, and why it is ``v8`` or ``node`` when it can be.
 
 One uvicorn worker is one asyncio event loop. The tool handlers run in worker
 threads (``anyio.to_thread``), which is enough for I/O, but the default

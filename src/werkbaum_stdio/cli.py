@@ -17,14 +17,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
-from werkbaum_core import Engine, WerkbaumError, __version__
+from werkbaum_core import Engine, WerkbaumError
 from werkbaum_core.convert import converter
-from werkbaum_core.engine import EXECUTORS, LazyEngine, choose_executor
+from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_stdio import diagnostics as diag
+from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
 from werkbaum_stdio.formats import RENDERERS
 from werkbaum_stdio.planfiles import (
     DEFAULT_PATTERNS,
@@ -50,36 +50,6 @@ EXIT_MIRROR_GIT = 3
 """``werkbaum mirror``: 0 written, committed or unchanged; 1 the fetch failed or the answer
 is no document; 2 usage; 3 writing the file or git failed (documents-api §11.4)."""
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def version(func: Any) -> Any:
-    """``--version`` on a command: ``werkbaum VERSION``."""
-    return click.version_option(
-        __version__, "--version", prog_name="werkbaum", message="%(prog)s %(version)s"
-    )(func)
-
-
-def engine_options(func: Any) -> Any:
-    """``--engine`` and ``--frontend``, as the servers take them."""
-    func = click.option(
-        "--frontend",
-        metavar="DIR",
-        help="Load the notation modules from a Werkbaum checkout's frontend/src.",
-    )(func)
-    return click.option(
-        "--engine",
-        metavar="NAME",
-        help="JS executor: auto (v8 if installed, else node, else dukpy) or one of "
-        f"{', '.join(EXECUTORS)}; default: $WERKBAUM_ENGINE, else auto.",
-    )(func)
-
-
-def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, then exit with ``code``."""
-    click.echo(f"werkbaum: {message}", err=True)
-    sys.exit(code)
-
 
 def _start(engine: str | None, frontend: str | None) -> LazyEngine:
     lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
@@ -91,7 +61,7 @@ def _start(engine: str | None, frontend: str | None) -> LazyEngine:
 
 
 @click.group(context_settings=CONTEXT)
-@version
+@version("werkbaum")
 def app() -> None:
     """Check and inspect Werkbaum plans exactly as the editor reads them.
 
@@ -139,7 +109,7 @@ def app() -> None:
     help="The name that diagnostics of - (standard input) carry.",
 )
 @engine_options
-@version
+@version("werkbaum")
 def check(
     files: Sequence[str],
     strict: bool,
@@ -212,7 +182,7 @@ def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
     "(default: $COLUMNS, else the terminal, else 80).",
 )
 @engine_options
-@version
+@version("werkbaum")
 def inspect(
     file: str,
     as_json: bool,
@@ -273,7 +243,7 @@ def inspect(
     help="html or svg (default: from the suffix of -o, else html).",
 )
 @engine_options
-@version
+@version("werkbaum")
 def render(
     file: str,
     output: Path | None,
@@ -336,7 +306,7 @@ def render(
     metavar="URL",
     help="Werkbaum backend for a bare document uuid (repeatable; the first counts).",
 )
-@version
+@version("werkbaum")
 def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -> None:
     """Copy a shared document into FILE, for a cron job.
 
@@ -372,17 +342,4 @@ def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -
 
 def main() -> None:
     """Console entry point of ``werkbaum``: a bad argument is one line on stderr, exit 2."""
-    try:
-        code = app.main(prog_name="werkbaum", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx else "werkbaum"
-        click.echo(f"{where}: {exc.format_message().rstrip('.')}; see {where} --help", err=True)
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        fail(exc.format_message(), exc.exit_code)
-    except click.exceptions.Abort:
-        fail("aborted", 1)
-    sys.exit(code if isinstance(code, int) else 0)
+    run(app, "werkbaum")

@@ -14,9 +14,7 @@ from __future__ import annotations
 import enum
 import logging
 import sys
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ACCESS_LOGGER = "werkbaum_http.access"
@@ -31,15 +29,6 @@ class LogLevel(enum.StrEnum):
 
 
 DEFAULT_LEVEL = LogLevel.warning
-
-LogLevelOption = Annotated[
-    LogLevel,
-    typer.Option(
-        "--log-level",
-        case_sensitive=False,
-        help="Log records to stderr from this level on (info adds a line per request).",
-    ),
-]
 
 
 def configure(level: LogLevel = DEFAULT_LEVEL) -> None:

@@ -2,69 +2,94 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevelOption, configure
-from werkbaum_stdio.server_options import (
-    EXIT_UNREADABLE,
-    EngineOption,
-    FrontendOption,
-    fail,
-    version_option,
+from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
+from werkbaum_stdio.logs import LogLevel, configure
+from werkbaum_stdio.server_options import log_level_option
+
+PROG = "werkbaum-mcp"
+EXIT_UNREADABLE = 2
+"""Start-up failures (bad roots, backend, mirror, module set), like a bad argument."""
+
+
+@click.command(context_settings=CONTEXT)
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    metavar="DIR",
+    help="Allowed directory (repeatable). Without it: $CLAUDE_PROJECT_DIR, else the "
+    "client's MCP roots, else the working directory.",
 )
-
-server_app = typer.Typer(
-    name="werkbaum-mcp",
-    help="MCP server over stdio: exact, safe access to Werkbaum plans for AI agents.",
-    add_completion=False,
+@click.option(
+    "--server",
+    "servers",
+    multiple=True,
+    metavar="URL",
+    help="Werkbaum backend, probed at start-up (repeatable; the first serves bare document uuids).",
 )
-
-
-@server_app.command()
+@click.option(
+    "--mirror",
+    "mirrors",
+    multiple=True,
+    metavar="DOCUMENT=FILE",
+    help="Keep FILE in git equal to the shared DOCUMENT, one commit per agent write "
+    "(repeatable; split at the last =).",
+)
+@click.option(
+    "--plan-glob",
+    "globs",
+    multiple=True,
+    metavar="PATTERN",
+    help="More file names that are plans besides *.werkbaum, e.g. '*.plan' (repeatable).",
+)
+@click.option(
+    "--name",
+    metavar="NAME",
+    help="Display name recorded for changes (default: the client's name, else Agent).",
+)
+@click.option("--read-only", is_flag=True, help="Offer only the read tools.")
+@click.option(
+    "--audit-log",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Append the audit lines to FILE instead of stderr.",
+)
+@engine_options
+@log_level_option
+@version(PROG)
 def serve(
-    root: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--root", help="Allowed directory (repeatable; default CLAUDE_PROJECT_DIR, else cwd)."
-        ),
-    ] = None,
-    server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server", help="Werkbaum backend (repeatable; the first serves bare uuids)."
-        ),
-    ] = None,
-    mirror: Annotated[
-        list[str] | None,
-        typer.Option("--mirror", help="DOCUMENT=FILE: commit each agent write to FILE in git."),
-    ] = None,
-    plan_glob: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--plan-glob", help="More file names that are plans, e.g. '*.plan' (repeatable)."
-        ),
-    ] = None,
-    name: Annotated[
-        str | None, typer.Option("--name", help="Display name for changes (default: the client's).")
-    ] = None,
-    read_only: Annotated[
-        bool, typer.Option("--read-only", help="Offer only the read tools.")
-    ] = False,
-    audit_log: Annotated[
-        Path | None, typer.Option("--audit-log", help="Append audit lines here instead of stderr.")
-    ] = None,
-    engine: EngineOption = None,
-    frontend: FrontendOption = None,
-    log_level: LogLevelOption = DEFAULT_LEVEL,
-    version: Annotated[bool, version_option("werkbaum-mcp")] = False,
+    roots: Sequence[str],
+    servers: Sequence[str],
+    mirrors: Sequence[str],
+    globs: Sequence[str],
+    name: str | None,
+    read_only: bool,
+    audit_log: Path | None,
+    engine: str | None,
+    frontend: str | None,
+    log_level: LogLevel,
 ) -> None:
-    """Serve MCP on stdin/stdout (stdout carries JSON-RPC only; logs go to stderr)."""
+    """Serve MCP on stdin/stdout: exact, safe access to Werkbaum plans for AI agents.
+
+    An MCP host starts this command. Stdout carries JSON-RPC only; logs and
+    audit lines go to stderr (audit lines to --audit-log if given). Files are
+    read and written only under the roots.
+    Exit status: 0 when the host closes stdin, 2 a bad argument or a root,
+    backend, mirror or module set that cannot be used.
+
+    \b
+    Examples:
+      werkbaum-mcp --root /home/me/project
+      werkbaum-mcp --root . --read-only --plan-glob '*.plan'
+      werkbaum-mcp --root . --server https://werkbaum.example.org --mirror UUID=plan.werkbaum
+    """
     configure(log_level)
     import anyio
 
@@ -74,21 +99,21 @@ def serve(
     from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
     try:
-        roots = Roots.from_args(root or [])
+        root_dirs = Roots.from_args(roots)
     except WerkbaumError as exc:
-        fail(exc.message, EXIT_UNREADABLE)
+        fail(exc.message, EXIT_UNREADABLE, PROG)
     config = StdioConfig(
-        roots=roots,
-        servers=tuple(server or ()),
-        mirrors=tuple(mirror or ()),
-        plan_globs=tuple(plan_glob or ()),
+        roots=root_dirs,
+        servers=tuple(servers),
+        mirrors=tuple(mirrors),
+        plan_globs=tuple(globs),
         name=name,
         read_only=read_only,
         engine=engine,
         frontend=frontend,
         audit_log=audit_log,
     )
-    if server:
+    if servers:
         # A mistyped backend is a start-up error, not the agent's first failure.
         from werkbaum_core.stores.documents import DocumentStore
 
@@ -96,7 +121,7 @@ def serve(
             with DocumentStore(config.servers) as probe:
                 probe.probe()
         except WerkbaumError as exc:
-            fail(exc.message, EXIT_UNREADABLE)
+            fail(exc.message, EXIT_UNREADABLE, PROG)
     # The engine starts on the first call that needs it: a server that a host
     # starts and never asks stays small (a node process alone is ~40 MiB).
     lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
@@ -107,15 +132,15 @@ def serve(
         try:
             lazy.get()
         except WerkbaumError as exc:
-            fail(exc.message, EXIT_UNREADABLE)
-        typer.echo(f"werkbaum-mcp: modules: {lazy.get().modules.origins()}", err=True)
+            fail(exc.message, EXIT_UNREADABLE, PROG)
+        click.echo(f"{PROG}: modules: {lazy.get().modules.origins()}", err=True)
     try:
         app = build_server(config, lazy)
     except WerkbaumError as exc:  # a bad --mirror (not a document, not in git), --plan-glob
-        fail(exc.message, EXIT_UNREADABLE)
+        fail(exc.message, EXIT_UNREADABLE, PROG)
     anyio.run(serve_stdio, app)
 
 
 def main() -> None:
-    """Console entry point of ``werkbaum-mcp``."""
-    sys.exit(server_app())
+    """Console entry point of ``werkbaum-mcp``: a bad argument is one line on stderr, exit 2."""
+    run(serve, PROG)

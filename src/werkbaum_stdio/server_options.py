@@ -1,47 +1,25 @@
-"""Options and helpers that the two MCP servers' command lines share (typer).
+"""What the two MCP servers' command lines share beyond :mod:`.command_line`.
 
-The human ``werkbaum`` command line is built on click directly (its help shows
-exactly the metavariables it names); the servers keep typer.
+Both run unattended, started by an MCP host or a service manager, and log to
+stderr from the level given with ``--log-level``; ``werkbaum check`` and the
+other human commands have no log.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NoReturn
+import click
 
-import typer
-
-from werkbaum_core import __version__
-
-EXIT_UNREADABLE = 2
-"""Start-up failures of ``werkbaum-mcp`` (bad roots, backend, mirror, module set)."""
-
-EngineOption = Annotated[
-    str | None,
-    typer.Option(
-        "--engine",
-        help="JS executor: auto (v8 if installed, else node, else dukpy), v8, node, dukpy.",
-    ),
-]
-FrontendOption = Annotated[
-    str | None,
-    typer.Option("--frontend", help="A Werkbaum checkout's frontend/src to load modules from."),
-]
+from werkbaum_stdio.command_line import F
+from werkbaum_stdio.logs import DEFAULT_LEVEL, LogLevel
 
 
-def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, then exit with ``code``."""
-    typer.echo(f"werkbaum: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def version_option(prog: str) -> Any:
-    """A ``--version`` option for a typer command: prints ``PROG VERSION`` and exits 0."""
-
-    def show(value: bool) -> None:
-        if value:
-            typer.echo(f"{prog} {__version__}")
-            raise typer.Exit()
-
-    return typer.Option(
-        "--version", callback=show, is_eager=True, help="Show the version and exit."
-    )
+def log_level_option(func: F) -> F:
+    """``--log-level``, handed to the command as a :class:`LogLevel` (any letter case)."""
+    return click.option(
+        "--log-level",
+        type=click.Choice([level.value for level in LogLevel], case_sensitive=False),
+        default=DEFAULT_LEVEL.value,
+        show_default=True,
+        callback=lambda _ctx, _param, value: LogLevel(value.lower()),
+        help="Log records to stderr from this level on (info adds a line per request).",
+    )(func)

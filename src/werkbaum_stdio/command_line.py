@@ -1,0 +1,89 @@
+"""What the product's three command lines share: ``werkbaum``, ``werkbaum-mcp`` and
+``werkbaum-mcp-http``.
+
+All three are click commands, so ``--help`` shows exactly the metavariables and
+examples written at each option, ``-h`` is ``--help`` and ``--version`` prints
+``PROG VERSION``. A bad argument reads the same everywhere: one line on stderr
+(``PROG: message; see PROG --help``) and exit 2. For ``werkbaum-mcp`` that
+matters twice: its stdout is the JSON-RPC channel, so an error must never land
+there, and an MCP host shows a server's stderr to people, where one clear line
+beats a framed box.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from werkbaum_core import __version__
+from werkbaum_core.engine import EXECUTORS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+"""Context settings of every command: ``-h`` as well as ``--help``, at most 100 columns."""
+
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+_SUGGESTION = re.compile(r"\. \(?Did you mean (.*?)\?\)?$")
+"""click's "No such option '--x'. Did you mean '--y'?" (or "(Did you mean one of: …?)")."""
+
+
+def version(prog: str) -> Callable[[F], F]:
+    """``--version`` on a command: prints ``PROG VERSION`` and exits 0."""
+    return click.version_option(
+        __version__, "--version", prog_name=prog, message="%(prog)s %(version)s"
+    )
+
+
+def engine_options(func: F) -> F:
+    """``--engine`` and ``--frontend``: which executor runs which notation modules.
+
+    ``--engine`` names no click choice on purpose: an unknown name is refused
+    where the engine starts, with the same one-line error as a
+    ``WERKBAUM_ENGINE`` the user mistyped.
+    """
+    func = click.option(
+        "--frontend",
+        metavar="DIR",
+        help="Load the notation modules from a Werkbaum checkout's frontend/src.",
+    )(func)
+    return click.option(
+        "--engine",
+        metavar="NAME",
+        help="JS executor: auto (v8 if installed, else node, else dukpy) or one of "
+        f"{', '.join(EXECUTORS)}; default: $WERKBAUM_ENGINE, else auto.",
+    )(func)
+
+
+def fail(message: str, code: int, prog: str = "werkbaum") -> NoReturn:
+    """One line on stderr, ``PROG: message``, then exit with ``code``."""
+    click.echo(f"{prog}: {message}", err=True)
+    sys.exit(code)
+
+
+def run(command: click.Command, prog: str) -> NoReturn:
+    """Run ``command`` as the console script ``prog`` and exit with its status.
+
+    click's own error output is a usage line plus an ``Error:`` line; here a bad
+    argument is one line naming the command and where help is, exit 2.
+    """
+    try:
+        code = command.main(prog_name=prog, standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx else prog
+        message = _LINE_BREAK.sub(" ", exc.format_message().strip())
+        message = _SUGGESTION.sub(lambda m: f" (did you mean {m[1]}?)", message).rstrip(".")
+        click.echo(f"{where}: {message}; see {where} --help", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        fail(exc.format_message(), exc.exit_code, prog)
+    except click.exceptions.Abort:
+        fail("aborted", 1, prog)
+    sys.exit(code if isinstance(code, int) else 0)
