@@ -77,7 +77,8 @@ def decode(data: bytes) -> FileText:
         raise UnicodeDecodeError(
             exc.encoding, data, exc.start + shift, exc.end + shift, exc.reason
         ) from None
-    return FileText(text=body.replace(CRLF, LF), body=body, bom=bom, uniform=_uniform(body))
+    text = body.replace(CRLF, LF) if "\r" in body else body
+    return FileText(text=text, body=body, bom=bom, uniform=_uniform(body))
 
 
 def encode_new(text: str) -> bytes:
