@@ -8,7 +8,7 @@ while a call is being made, on the caller's own thread (the executor's lock
 keeps it to one caller at a time), through mini-racer's public asynchronous
 API (``eval_cancelable``, ``JSFunction.cancelable``, ``asyncio.wait_for`` for
 the time limit). An uncached analysis of werkbaum.werkbaum took 0.2-0.3 ms
-less that way (BENCHMARKS.md, change 10).
+less that way (BENCHMARKS.md, "V8 inside the process").
 
 A caller whose thread runs an event loop of its own (a coroutine calling the
 engine directly) cannot run a second one: its calls run on a short-lived
@@ -36,7 +36,7 @@ in V8 14 a function compiled on the main thread gets no inlined builtins
 (``charCodeAt``, ``push`` stay calls: a loop over them ran 2x slower), and the
 collector gets no helper threads. Without Maglev, V8's mid tier, hot functions go
 from the baseline compiler straight to TurboFan, as in node 20, and reach their
-steady speed within the first few dozen analyses (BENCHMARKS.md, change 9)."""
+steady speed within the first few dozen analyses (BENCHMARKS.md, "V8 inside the process")."""
 
 
 class Isolate:
