@@ -67,6 +67,11 @@ def server_for(
     return build_server(config, engine)
 
 
+async def refuse(context: ClientRequestContext) -> ListRootsResult | ErrorData:
+    """A client that answers roots/list with an error."""
+    return ErrorData(code=-32603, message="no roots today")
+
+
 async def read(client: Client, source: str = "plan.werkbaum") -> Any:
     return structured(await client.call_tool("werkbaum_read", {"source": source}))
 
@@ -191,9 +196,6 @@ async def test_a_client_offering_no_usable_root_keeps_the_working_directory(
 async def test_a_refusing_client_is_asked_twice_then_the_working_directory_serves(
     dirs: dict[str, Path], shared_engine: LazyEngine
 ) -> None:
-    async def refuse(context: ClientRequestContext) -> ListRootsResult | ErrorData:
-        return ErrorData(code=-32603, message="no roots today")
-
     async with Client(server_for(dirs, shared_engine), list_roots_callback=refuse) as client:
         for _ in range(2):
             with pytest.raises(MCPError, match="no roots today"):
@@ -204,9 +206,6 @@ async def test_a_refusing_client_is_asked_twice_then_the_working_directory_serve
 async def test_a_refusing_client_in_the_handshake_era_gets_the_working_directory(
     dirs: dict[str, Path], shared_engine: LazyEngine
 ) -> None:
-    async def refuse(context: ClientRequestContext) -> ListRootsResult | ErrorData:
-        return ErrorData(code=-32603, message="no roots today")
-
     server = server_for(dirs, shared_engine)
     async with Client(server, mode="legacy", list_roots_callback=refuse) as client:
         assert (await read(client))["text"] == CWD_PLAN
