@@ -21,6 +21,7 @@ from typing import BinaryIO
 import attrs
 
 from werkbaum_core.text import MAX_TEXT_CHARS
+from werkbaum_stdio.file_text import decode
 
 STDIN = "-"
 """The argument that means "read the plan from standard input"."""
@@ -134,15 +135,17 @@ def _read_bounded(stream: BinaryIO) -> bytes:
 
 
 def _decode(data: bytes) -> str:
+    """The text as the stdio server's file store reads it (``file_text.decode``: BOM
+    removed, CRLF line ends as LF), so that ``check`` and the server see the same plan."""
     try:
-        text = data.decode("utf-8")
+        text = decode(data).text
     except UnicodeDecodeError as exc:
         raise Unreadable(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
         ) from None
     if len(text) > MAX_TEXT_CHARS:
         raise Unreadable(f"{len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
-    return text.removeprefix("\ufeff")
+    return text
 
 
 def _os_reason(exc: OSError) -> str:

@@ -171,3 +171,20 @@ def _without_read_override(secret: Path) -> dict[str, object]:
     if b"PermissionError" not in probe.stderr:
         pytest.skip("running as root, and without CAP_DAC_OVERRIDE the file is still readable")
     return {"preexec_fn": _drop_read_override}
+
+
+def test_a_crlf_plan_reads_as_the_servers_file_store_reads_it(tmp_path: Path) -> None:
+    # A comment and a continuation at the end of CRLF lines: the file store turns CRLF into
+    # LF before the engine sees the text, and check, inspect and stdin must do the same.
+    lf = "- [ ] A (S) %% note\n- [ ] B (S) \\\n  continued\n[z] Broken\n"
+    (tmp_path / "lf.werkbaum").write_text(lf, encoding="utf-8", newline="")
+    (tmp_path / "crlf.werkbaum").write_bytes(lf.replace("\n", "\r\n").encode("utf-8"))
+    for command in (("inspect", "--json"), ("check", "--format", "json")):
+        want = run(*command, "lf.werkbaum", cwd=tmp_path).stdout.replace("lf.werkbaum", "X")
+        got = run(*command, "crlf.werkbaum", cwd=tmp_path).stdout.replace("crlf.werkbaum", "X")
+        assert got == want, command
+    assert (
+        '"label": "B continued"' in run("inspect", "--json", "crlf.werkbaum", cwd=tmp_path).stdout
+    )
+    piped = run("inspect", "--json", "-", stdin=lf.replace("\n", "\r\n").encode("utf-8"))
+    assert '"label": "B continued"' in piped.stdout
