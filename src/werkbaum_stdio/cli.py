@@ -280,7 +280,7 @@ def render(
     title = "plan" if plan.path is None else plan.path.name
     try:
         with Engine.create(
-            choose_executor(engine), frontend, extra_entries=[PICTURES_ENTRY]
+            choose_executor(engine, frontend=frontend), frontend, extra_entries=[PICTURES_ENTRY]
         ) as eng:
             picture = draw(eng, text, title=title, node=node, expand=expand, fmt=chosen)
     except WerkbaumError as exc:

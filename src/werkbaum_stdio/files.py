@@ -103,7 +103,6 @@ from werkbaum_stdio.roots import Roots, check_source, split_path
 
 __all__ = ["TEMP_SUFFIX", "FileStore", "PlanPage"]
 
-MAX_LISTED_PLANS = plan_list.MAX_PAGE
 MAX_WALKED_DIRS = plan_list.MAX_WALKED_DIRS
 
 LOCK_TIMEOUT = 10.0

@@ -40,7 +40,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import mcp_types as types
+import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import TypeAdapter
