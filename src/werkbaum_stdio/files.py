@@ -258,29 +258,32 @@ class FileStore:
         """Where ``source`` is, as a held directory and a name; every rule checked.
 
         ``follow``: for an existing file (a final symlink inside the roots is
-        resolved); without it, for a file to create (the name as given).
+        resolved); without it, for a file to create (the name as given). The roots
+        are read once: the client may change them (MCP roots) while a call runs, and
+        every step of one call must check against the same ones.
         """
         check_source(source)
+        roots = self.roots
         if os.path.isabs(source):
-            located = self.roots.locate(source)
+            located = roots.locate(source)
             if located is None:
-                raise self.roots.outside(source)
+                raise roots.outside(source)
             root, parts = located
             self.plan_names.check(source, parts)
         else:
             parts = split_path(source)
             self.plan_names.check(source, parts)
-            probe = functools.partial(self._probe, follow, parts, source)
-            chosen = self.roots.candidate(source, probe)
+            probe = functools.partial(self._probe, roots, follow, parts, source)
+            chosen = roots.candidate(source, probe)
             if chosen is None:
-                raise self._nowhere(source, follow)
+                raise _nowhere(roots, source, follow)
             root = chosen
         try:
-            place = walk(self.roots, root, parts, source, follow=follow)
+            place = walk(roots, root, parts, source, follow=follow)
         except NotFound:
             if follow:
                 raise
-            raise self._nowhere(source, existing=False) from None
+            raise _nowhere(roots, source, existing=False) from None
         try:
             self.plan_names.check(source, [place.name])
         except BaseException:
@@ -288,14 +291,17 @@ class FileStore:
             raise
         return place
 
-    def _probe(self, follow: bool, parts: list[str], source: str, root: Path) -> Hashable | None:
+    @staticmethod
+    def _probe(
+        roots: Roots, follow: bool, parts: list[str], source: str, root: Path
+    ) -> Hashable | None:
         """Probe of :meth:`Roots.candidate`: what ``source`` is under ``root``, if anything.
 
         For an existing file (``follow``) the file's identity; for a create the
         identity of its directory (that directory exists there).
         """
         try:
-            place = walk(self.roots, root, parts, source, follow=follow)
+            place = walk(roots, root, parts, source, follow=follow)
         except NotFound:
             return None
         with place:
@@ -304,16 +310,6 @@ class FileStore:
                 return info.st_dev, info.st_ino, place.name
             existing = _lstat(place, source)
             return None if existing is None else (existing.st_dev, existing.st_ino)
-
-    def _nowhere(self, source: str, existing: bool) -> NotFound:
-        roots = self.roots.describe()
-        if existing:
-            return NotFound(f"no file {source} under the roots {roots}", source=source)
-        return NotFound(
-            f"cannot create {source}: its directory does not exist under the roots {roots} "
-            "(directories are not created)",
-            source=source,
-        )
 
     # ------------------------------------------------------------------ reading and writing
 
@@ -644,3 +640,14 @@ def _fsync_dir(dir_fd: int) -> None:
     """
     with contextlib.suppress(OSError):
         os.fsync(dir_fd)
+
+
+def _nowhere(roots: Roots, source: str, existing: bool) -> NotFound:
+    described = roots.describe()
+    if existing:
+        return NotFound(f"no file {source} under the roots {described}", source=source)
+    return NotFound(
+        f"cannot create {source}: its directory does not exist under the roots {described} "
+        "(directories are not created)",
+        source=source,
+    )

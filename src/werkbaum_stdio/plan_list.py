@@ -233,7 +233,8 @@ class _Walk:
             info = os.fstat(file)
             if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
                 return None
-            count = _count_lines(file, self.max_bytes) if self.lines else None
+            fits = info.st_size <= self.max_bytes  # a huge file is not read to say so
+            count = _count_lines(file, self.max_bytes) if self.lines and fits else None
         except OSError:
             return None
         finally:
