@@ -456,9 +456,10 @@ class DocumentStore:
     # -- base texts --------------------------------------------------------------------
 
     def _remember(self, ref: DocumentRef, text: str, version: int) -> Snapshot:
-        if len(text) > MAX_TEXT_CHARS:
-            raise _too_large(ref.url, f"{ref.url} version {version} has {len(text):,} characters;")
-        normalized = normalize_newlines(text)
+        normalized = normalize_newlines(text)  # the limit counts the text the plan is
+        if len(normalized) > MAX_TEXT_CHARS:
+            size = f"{len(normalized):,}"
+            raise _too_large(ref.url, f"{ref.url} version {version} has {size} characters;")
         snapshot = Snapshot(text=normalized, base=Base(checksum(normalized), version))
         self._cache.put((ref.url, version), snapshot)
         return snapshot
@@ -484,10 +485,8 @@ class DocumentStore:
         content = self._history(ref, source, version)[1]
         if content is None:
             return None
-        text = normalize_newlines(content)
-        if checksum(text) != expected:
-            return None
-        return self._remember(ref, text, version).text
+        snapshot = self._remember(ref, content, version)  # normalised and hashed once
+        return snapshot.text if snapshot.base.checksum == expected else None
 
 
 class _TextCache:
