@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from werkbaum_stdio.diagnostics import ERROR, Diagnostic
+from werkbaum_stdio.diagnostics import Diagnostic
 
 
 def escape_data(value: str) -> str:
@@ -28,7 +28,7 @@ def command(d: Diagnostic) -> str:
         if d.column is not None:
             properties.append(f"col={d.column}")
     properties.append(f"title={escape_property('werkbaum ' + d.type)}")
-    level = "error" if d.severity == ERROR else "warning"
+    level = d.severity  # "error" or "warning", as Actions names them
     return f"::{level} {','.join(properties)}::{escape_data(d.message)}"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from werkbaum_core import __version__
-from werkbaum_stdio.diagnostics import ERROR, SUMMARIES, Diagnostic
+from werkbaum_stdio.diagnostics import SUMMARIES, Diagnostic
 
 SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -34,7 +34,7 @@ def _rule(type_: str, severity: str) -> dict[str, Any]:
     return {
         "id": type_,
         "shortDescription": {"text": SUMMARIES.get(type_, type_)},
-        "defaultConfiguration": {"level": "error" if severity == ERROR else "warning"},
+        "defaultConfiguration": {"level": severity},  # SARIF's names too
     }
 
 
@@ -45,7 +45,7 @@ def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
     return {
         "ruleId": d.type,
         "ruleIndex": rule_index,
-        "level": "error" if d.severity == ERROR else "warning",
+        "level": d.severity,
         "message": {"text": d.message},
         "locations": [
             {
