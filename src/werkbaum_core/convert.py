@@ -29,13 +29,20 @@ def _camel(name: str) -> str:
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
+_WIRE_NAMES = {"path_ref": "ref"}
+"""Fields whose JSON name is not their camelCase (``Node.ref`` is the property that
+falls back to ``#id`` / ``L<line>``)."""
+
+
+def _wire(name: str) -> str:
+    return _WIRE_NAMES.get(name) or _camel(name)
+
+
 def _renames(cls: type) -> dict[str, Any]:
     import attrs
 
     return {
-        f.name: override(rename=_camel(f.name))
-        for f in attrs.fields(cls)
-        if _camel(f.name) != f.name
+        f.name: override(rename=_wire(f.name)) for f in attrs.fields(cls) if _wire(f.name) != f.name
     }
 
 

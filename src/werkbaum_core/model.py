@@ -36,13 +36,19 @@ class Node:
     url: str | None = None
     taiga_slug: str | None = None
     ticket_ref: str | None = None
+    path_ref: str | None = None
+    """``ref`` in the JSON: only where the path does not name the node ``#id`` (an id
+    an earlier node already carries)."""
     children: tuple[Node, ...] = ()
     descendants: int = 0
     """Set where a depth cut took the children away: how many nodes are below."""
 
     @property
     def ref(self) -> str:
-        """How the path refers to this node: ``#id``, else ``L<line>``."""
+        """How the path refers to this node (engine contract): the ref the engine gave
+        it, else ``#id``, else ``L<line>``."""
+        if self.path_ref is not None:
+            return self.path_ref
         return f"#{self.id}" if self.id else f"L{self.line}"
 
     def walk(self) -> list[Node]:

@@ -99,6 +99,16 @@ def test_warnings_are_listed_with_their_place(tmp_path: Path) -> None:
     assert '  L3:3: error mixedGate: the children of "P" mix gate kinds;' in out
 
 
+def test_a_node_whose_id_is_taken_is_marked_by_the_ref_the_path_gives_it(tmp_path: Path) -> None:
+    # The path names the second carrier of #d "L3": its station mark and label follow it.
+    plan = "- [ ] Plan\n  - [ ] #d: First (S)\n  - [ ] #d: Second (S)\n"
+    (tmp_path / "p.werkbaum").write_text(plan, encoding="utf-8")
+    out = run("inspect", "p.werkbaum", cwd=tmp_path).stdout
+    assert "L2    - [ ] First (S) #d ◀ station\n" in out
+    assert "L3    - [ ] Second (S) #d ◀ station\n" in out
+    assert "  ◀ #d  First\n  ◀ L3  Second\n" in out
+
+
 def test_an_unreadable_plan_exits_2_with_the_reason(tmp_path: Path) -> None:
     result = run("inspect", tmp_path / "missing.werkbaum")
     assert result.returncode == 2

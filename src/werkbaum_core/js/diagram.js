@@ -63,7 +63,7 @@ const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '
 
 const NEEDS_ESCAPE = /[&<>"'\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 
-export function esc(value) {
+function esc(value) {
   const text = String(value);
   if (!NEEDS_ESCAPE.test(text)) return text; // most labels: no copy, no replace
   const xml = text.replace(NOT_XML, (m) => (m.length === 2 ? m : '\uFFFD'));
@@ -97,7 +97,7 @@ function greedyLines(words, width) {
 
 // Balanced wrapping: the fewest lines of at most `max` characters, then the
 // narrowest width that keeps that count, so the lines come out even.
-export function wrapLabel(label, max = LABEL_CHARS) {
+function wrapLabel(label, max = LABEL_CHARS) {
   const text = String(label).replace(/\s+/g, ' ').trim();
   if (text.length <= max) return [text];
   const words = [];
@@ -165,20 +165,12 @@ function flatten(tops) {
   return { nodes, parent, depth, end };
 }
 
-// The path's refs (engine-contract.md): '#id' for the first node carrying the
-// id, 'L<line>' otherwise. A later carrier is named by its duplicateId warning
-// (which stays in a subtree's analysis even when the first carrier does not).
-function refsOf(nodes, warnings) {
-  const later = new Set();
-  for (const w of warnings) if (w && w.type === 'duplicateId') later.add(w.line);
-  const taken = new Set();
-  return nodes.map((n) => {
-    if (typeof n.id === 'string' && !taken.has(n.id) && !later.has(n.line)) {
-      taken.add(n.id);
-      return '#' + n.id;
-    }
-    return 'L' + n.line;
-  });
+// The path's refs (engine-contract.md): a node carries its own `ref` where it is
+// not '#id' (an id an earlier node already carries); otherwise '#id', or 'L<line>'
+// for a node without an id.
+function refsOf(nodes) {
+  return nodes.map((n) => (typeof n.ref === 'string' ? n.ref
+    : typeof n.id === 'string' ? '#' + n.id : 'L' + n.line));
 }
 
 function refOfStation(s) {
@@ -190,7 +182,7 @@ function summarize(flat, analysis, expand) {
   const { nodes, end } = flat;
   const warnings = Array.isArray(analysis.warnings) ? analysis.warnings : EMPTY;
   const path = analysis.path && typeof analysis.path === 'object' ? analysis.path : null;
-  const refs = refsOf(nodes, warnings);
+  const refs = refsOf(nodes);
   const needed = new Set(path && Array.isArray(path.needed) ? path.needed : EMPTY);
   const stationList = path && Array.isArray(path.stations) ? path.stations.map(refOfStation) : EMPTY;
   const stationNo = new Map();

@@ -309,7 +309,12 @@ function putStatusAndSize(o, n, ctx) {
 
 function nodeJson(n, ctx) {
   const o = {};
-  if (n.id != null) o.id = n.id;
+  if (n.id != null) {
+    o.id = n.id;
+    // An id an earlier node already carries: the path names this node by its line.
+    const ref = ctx.ref(n);
+    if (ref !== '#' + n.id) o.ref = ref;
+  }
   o.label = n.label;
   o.line = n.line;
   if (n.type && n.type !== 'and') o.gate = n.type;
