@@ -17,7 +17,6 @@ import os
 import re
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from werkbaum_core.errors import (
     ModuleSetError,
     NotFound,
 )
+from werkbaum_core.lru import BoundedCache
 from werkbaum_core.model import (
     Analysis,
     Cut,
@@ -56,6 +56,7 @@ answer holds ``INCLUDE_ALL``."""
 CACHE_ENTRIES = 32
 CACHE_CHARS = 50_000_000
 """Bounds of the analysis cache: entries, and JSON characters held in all of them."""
+_CacheKey = tuple[bytes, str | None, tuple[str, ...] | None, "View"]
 
 _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$", re.S)
 _ERRORS_BY_CODE = {"not_found": NotFound, "invalid_argument": InvalidArgument}
@@ -87,11 +88,7 @@ class Engine:
     def __init__(self, executor: Executor, modules: ModuleSet) -> None:
         self.executor = executor
         self.modules = modules
-        self._cache: OrderedDict[tuple[bytes, str | None, tuple[str, ...] | None, View], str] = (
-            OrderedDict()
-        )
-        self._cache_chars = 0
-        self._cache_lock = threading.Lock()
+        self._cache: BoundedCache[_CacheKey, str] = BoundedCache(CACHE_ENTRIES, CACHE_CHARS, len)
 
     @classmethod
     def create(
@@ -215,18 +212,11 @@ class Engine:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         include = payload.get("include")
         key = (digest, payload.get("id"), None if include is None else tuple(include), view)
-        with self._cache_lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
         answer = self._call_text("analyze", payload)
-        with self._cache_lock:
-            self._cache[key] = answer
-            self._cache_chars += len(answer)
-            while len(self._cache) > CACHE_ENTRIES or self._cache_chars > CACHE_CHARS:
-                _, dropped = self._cache.popitem(last=False)
-                self._cache_chars -= len(dropped)
+        self._cache.put(key, answer)
         return answer
 
     def analyze(

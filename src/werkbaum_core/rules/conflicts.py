@@ -20,10 +20,8 @@ carries the whole current text, as before.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 from werkbaum_core.errors import Conflict
+from werkbaum_core.lru import BoundedCache
 from werkbaum_core.rules.diff import bounded
 from werkbaum_core.stores.protocol import Snapshot
 
@@ -46,31 +44,13 @@ class RecentTexts:
     """
 
     def __init__(self, entries: int = RECENT_ENTRIES, chars: int = RECENT_CHARS) -> None:
-        self._entries, self._chars = entries, chars
-        self._texts: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._held = 0
-        self._lock = threading.Lock()
+        self._texts: BoundedCache[tuple[str, str], str] = BoundedCache(entries, chars, len)
 
     def remember(self, key: str, snapshot: Snapshot) -> None:
-        if len(snapshot.text) > self._chars:
-            return
-        item = (key, snapshot.base.checksum)
-        with self._lock:
-            if item in self._texts:
-                self._texts.move_to_end(item)
-                return
-            self._texts[item] = snapshot.text
-            self._held += len(snapshot.text)
-            while len(self._texts) > self._entries or self._held > self._chars:
-                _, dropped = self._texts.popitem(last=False)
-                self._held -= len(dropped)
+        self._texts.put((key, snapshot.base.checksum), snapshot.text)
 
     def text(self, key: str, checksum: str) -> str | None:
-        with self._lock:
-            found = self._texts.get((key, checksum))
-            if found is not None:
-                self._texts.move_to_end((key, checksum))
-            return found
+        return self._texts.get((key, checksum))
 
 
 def explained(error: Conflict, base_text: str | None, name: str) -> Conflict:

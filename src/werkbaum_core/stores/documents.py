@@ -35,7 +35,7 @@ import logging
 import secrets
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
@@ -50,6 +50,7 @@ from werkbaum_core.errors import (
     TooLarge,
     WerkbaumError,
 )
+from werkbaum_core.lru import BoundedCache
 from werkbaum_core.stores.backend_http import (
     DEADLINE_SECONDS,
     MAX_BACKEND_CALLS,
@@ -157,7 +158,7 @@ class DocumentStore:
                 "User-Agent": "werkbaum-mcp",
             },
         )
-        self._cache = _TextCache(cache_size)
+        self._cache: BoundedCache[tuple[str, int], Snapshot] = BoundedCache(cache_size)
         self._seq = 0
         self._seq_lock = threading.Lock()
         self._doc_locks: dict[str, threading.Lock] = {}
@@ -487,29 +488,6 @@ class DocumentStore:
             return None
         snapshot = self._remember(ref, content, version)  # normalised and hashed once
         return snapshot.text if snapshot.base.checksum == expected else None
-
-
-class _TextCache:
-    """A bounded LRU of snapshots by (document url, version): texts this store has seen."""
-
-    def __init__(self, size: int) -> None:
-        self._size = max(0, size)
-        self._items: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, int]) -> Snapshot | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple[str, int], snapshot: Snapshot) -> None:
-        with self._lock:
-            self._items[key] = snapshot
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
 
 
 # -- line ops (documents-api §3): only what reconstructing a text needs -------------------
