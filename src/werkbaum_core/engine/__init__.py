@@ -30,6 +30,7 @@ from werkbaum_core.errors import (
     InvalidArgument,
     ModuleSetError,
     NotFound,
+    from_json,
 )
 from werkbaum_core.lru import BoundedCache
 from werkbaum_core.model import (
@@ -193,12 +194,7 @@ class Engine:
         payload.update(view.payload())
         answer = self._analysis_text(text, payload, view)
         if answer.startswith('{"error"'):  # the facade's answer for an unknown id
-            error = json.loads(answer)["error"]
-            raise NotFound(
-                error.get("message", f"no node with id {id!r}"),
-                id=error.get("id", id),
-                didYouMean=error.get("didYouMean"),
-            )
+            raise from_json(json.loads(answer)["error"])
         return answer
 
     def _analysis_text(self, text: str, payload: dict[str, Any], view: View) -> str:
