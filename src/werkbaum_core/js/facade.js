@@ -26,7 +26,7 @@ const DEFAULT_INCLUDE = ['tree', 'warnings', 'path'];
 const DONE_KEYS = new Set(['fertig', 'prod', 'verworfen']);
 
 // `find` answers at most this many matches (and says how many there are).
-export const MAX_MATCHES = 50;
+const MAX_MATCHES = 50;
 // At most this many `didYouMean` ids on a not_found.
 const MAX_SUGGESTIONS = 3;
 
@@ -262,7 +262,7 @@ function distanceWithin(a, b, k) {
 // Up to three existing ids close to `wanted`: a small edit distance (case
 // ignored), or `wanted` as the first or last part of a dotted id. Closest
 // first, then document order.
-export function similarIds(byId, wanted) {
+function similarIds(byId, wanted) {
   const w = String(wanted).toLowerCase();
   if (!w) return [];
   const k = Math.max(1, Math.floor(w.length / 3));
