@@ -59,12 +59,24 @@ class Refusal:
     """False for a notification or a response: nobody waits for an answer."""
 
     def answer(self) -> bytes:
-        error = types.JSONRPCError(
-            jsonrpc="2.0",
-            id=self.request_id,
-            error=types.ErrorData(code=self.code, message=self.message),
-        )
-        return _ERROR.dump_json(error, by_alias=True, exclude_unset=True) + b"\n"
+        return error_line(self.code, self.message, self.request_id)
+
+
+UNENCODABLE = "internal error: the answer could not be encoded as JSON (it is nested too deeply)"
+"""The -32603 message for an answer deeper than pydantic's serialiser goes (~255 levels)."""
+
+
+def too_deep(exc: Exception) -> bool:
+    """Whether ``exc`` is pydantic's "Maximum serialization depth exceeded"."""
+    return "depth exceeded" in str(exc)
+
+
+def error_line(code: int, message: str, request_id: types.RequestId | None) -> bytes:
+    """A JSON-RPC error as one wire line (the stdio transport's own answers)."""
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+    return _ERROR.dump_json(error, by_alias=True, exclude_unset=True) + b"\n"
 
 
 _ERROR = TypeAdapter(types.JSONRPCError)

@@ -48,11 +48,13 @@ from pydantic import TypeAdapter
 from werkbaum_stdio.framing import (
     ID_PREFIX_BYTES,
     MAX_LINE_BYTES,
+    UNENCODABLE,
     Refusal,
     decode_line,
+    error_line,
     refuse_long_line,
+    too_deep,
 )
-from werkbaum_stdio.registration import UNENCODABLE, too_deep
 
 PIPE_BYTES = 1 << 20
 """Capacity asked of the answer pipe (Linux caps it at ``/proc/sys/fs/pipe-max-size``,
@@ -291,10 +293,7 @@ def encoded(message: types.JSONRPCMessage) -> bytes | None:
         return None
     log.error("the answer to request %r cannot be encoded: %s", message.id, failure)
     text = UNENCODABLE if too_deep(failure) else "internal error: the answer could not be encoded"
-    error = types.JSONRPCError(
-        jsonrpc="2.0", id=message.id, error=types.ErrorData(code=types.INTERNAL_ERROR, message=text)
-    )
-    return _ADAPTERS[types.JSONRPCError].dump_json(error, by_alias=True, exclude_unset=True) + b"\n"
+    return error_line(types.INTERNAL_ERROR, text, message.id)
 
 
 async def _send_answers(

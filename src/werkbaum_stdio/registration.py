@@ -45,6 +45,7 @@ from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
 from werkbaum_core.rules.result import to_text
 from werkbaum_core.stores.protocol import Snapshot
+from werkbaum_stdio.framing import UNENCODABLE, too_deep
 from werkbaum_stdio.plan_view import plan_view
 
 log = logging.getLogger(__name__)
@@ -393,15 +394,6 @@ class AnswerGuard:
                 log.exception("answering %s (id %r) failed", ctx.method, ctx.request_id)
                 message = f"internal error while answering {ctx.method} (see the server log)"
             raise MCPError(code=types.INTERNAL_ERROR, message=message) from None
-
-
-UNENCODABLE = "internal error: the answer could not be encoded as JSON (it is nested too deeply)"
-"""The -32603 message for an answer deeper than pydantic's serialiser goes (~255 levels)."""
-
-
-def too_deep(exc: Exception) -> bool:
-    """Whether ``exc`` is pydantic's "Maximum serialization depth exceeded"."""
-    return "depth exceeded" in str(exc)
 
 
 @attrs.frozen

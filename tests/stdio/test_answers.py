@@ -22,8 +22,7 @@ from tests.stdio.deep_tool import depth_of
 from tests.stdio.test_log_level import ENVELOPE
 from tests.stdio.test_pipes import HANDSHAKE, answers, encoded, send_all, start
 from werkbaum_core import MAX_TEXT_CHARS
-from werkbaum_stdio.framing import MAX_LINE_BYTES
-from werkbaum_stdio.registration import UNENCODABLE
+from werkbaum_stdio.framing import MAX_LINE_BYTES, UNENCODABLE
 
 ODD_REQUESTS: list[tuple[bytes, Any, int]] = [
     # (line, the id it is answered with, JSON-RPC error code)
