@@ -26,8 +26,8 @@ from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_stdio import diagnostics as diag
 from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
 from werkbaum_stdio.formats import RENDERERS
+from werkbaum_stdio.plan_names import PlanNames
 from werkbaum_stdio.planfiles import (
-    DEFAULT_PATTERNS,
     STDIN,
     PlanArg,
     Unreadable,
@@ -99,7 +99,8 @@ def app() -> None:
     "globs",
     multiple=True,
     metavar="PATTERN",
-    help="Also take these file names in directories (repeatable; *.werkbaum always).",
+    help="Also take these file names in directories (repeatable; *.werkbaum always; "
+    "a name pattern, no '/').",
 )
 @click.option(
     "--stdin-filename",
@@ -123,7 +124,7 @@ def check(
     """Check plans: one line per warning, exit 1 if the notation is broken.
 
     A DIR stands for every plan file below it (hidden folders such as .git
-    are skipped), - for standard input. Each file is checked on its own; one
+    and node_modules are skipped), - for standard input. Each file is checked on its own; one
     that cannot be read is reported and the others are still checked.
 
     \b
@@ -138,7 +139,11 @@ def check(
       werkbaum check --strict --format github $(git ls-files '*.werkbaum')
       cat plan.werkbaum | werkbaum check --stdin-filename plan.werkbaum -
     """
-    plans = expand(files, DEFAULT_PATTERNS + tuple(globs), stdin_filename)
+    try:
+        names = PlanNames.with_globs(globs)
+    except WerkbaumError as exc:
+        fail(exc.message, diag.EXIT_UNREADABLE)
+    plans = expand(files, names, stdin_filename)
     found: list[diag.Diagnostic] = []
     engines: LazyEngine | None = None
     try:

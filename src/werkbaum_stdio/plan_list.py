@@ -50,7 +50,7 @@ import attrs
 
 from werkbaum_core.errors import InvalidArgument, WerkbaumError
 from werkbaum_stdio.confined import DIR_FLAGS, open_root
-from werkbaum_stdio.plan_names import PlanNames
+from werkbaum_stdio.plan_names import PlanNames, walked_dir
 from werkbaum_stdio.roots import Roots
 
 DEFAULT_PAGE = 100
@@ -60,8 +60,6 @@ MAX_WALKED_DIRS = 10_000
 """Directories one call opens at most, so a huge tree cannot hang a listing."""
 MAX_DEPTH = 32
 """Directory levels below a root that are walked (plans live near the top)."""
-SKIPPED_DIRS = frozenset({"node_modules"})
-"""Never walked, besides every hidden folder (``.git`` among them): dependencies."""
 
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -215,7 +213,7 @@ class _Walk:
                     continue
                 with contextlib.suppress(OSError):
                     if entry.is_dir(follow_symlinks=False):
-                        if name not in SKIPPED_DIRS:
+                        if walked_dir(name):
                             dirs.append(name)
                     elif entry.is_file(follow_symlinks=False) and self.names.matches(name):
                         files.append(name)

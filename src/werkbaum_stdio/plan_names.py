@@ -29,11 +29,19 @@ DEFAULT_GLOB = "*.werkbaum"
 TEMP_SUFFIX = ".werkbaum-tmp"
 """The store's temp files end here (never in ``.werkbaum``): never a plan, never listed."""
 GIT_DIR = ".git"
+SKIPPED_DIRS = frozenset({"node_modules"})
+"""Never walked, besides every hidden folder (``.git`` among them): dependencies."""
 
 
 def is_git_dir(name: str) -> bool:
     """Whether a path component names a ``.git`` directory (any case)."""
     return name.casefold() == GIT_DIR
+
+
+def walked_dir(name: str) -> bool:
+    """Whether a directory walk goes into the folder ``name``: the server's listing of
+    plans and ``werkbaum check DIR`` skip the same folders."""
+    return not name.startswith(".") and name not in SKIPPED_DIRS
 
 
 @attrs.frozen

@@ -10,7 +10,6 @@ unbounded read, so ``werkbaum check`` reports it and goes on with the others.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 import sys
@@ -22,11 +21,10 @@ import attrs
 
 from werkbaum_core.text import MAX_TEXT_CHARS
 from werkbaum_stdio.file_text import decode
+from werkbaum_stdio.plan_names import PlanNames, walked_dir
 
 STDIN = "-"
 """The argument that means "read the plan from standard input"."""
-DEFAULT_PATTERNS = ("*.werkbaum",)
-"""File names a directory walk takes for plans (``--plan-glob`` adds more)."""
 MAX_BYTES = MAX_TEXT_CHARS * 4
 """UTF-8 needs at most 4 bytes per character: more bytes than this cannot be within the
 text limit, so no read goes further (a ``/dev/zero`` behind a symlink stops here)."""
@@ -57,13 +55,14 @@ class PlanArg:
     path: Path | None
 
 
-def expand(args: Sequence[str], patterns: Sequence[str], stdin_name: str) -> list[PlanArg]:
+def expand(args: Sequence[str], names: PlanNames, stdin_name: str) -> list[PlanArg]:
     """The plans that the arguments name, in argument order.
 
-    A directory stands for the plan files below it (names matching ``patterns``,
-    sorted, depth first; hidden folders such as ``.git`` and symlinked folders
-    below it are skipped). Every other argument is taken as given, even when it does not
-    exist or is no plan file: the reader reports it, so nothing is dropped
+    A directory stands for the plan files below it (the names the file store takes
+    for plans, sorted, depth first; the folders its listing skips — hidden ones such
+    as ``.git``, ``node_modules`` — and symlinked folders below it are skipped). Every
+    other argument is taken as given, even when it does not exist or is no plan file:
+    the reader reports it, so nothing is dropped
     silently. A file reached twice is checked once.
     """
     seen: set[str] = set()
@@ -72,7 +71,7 @@ def expand(args: Sequence[str], patterns: Sequence[str], stdin_name: str) -> lis
         if arg == STDIN:
             found: Iterable[PlanArg] = [PlanArg(stdin_name, None)]
         elif os.path.isdir(arg):
-            found = (PlanArg(p, Path(p)) for p in _walk(arg, patterns))
+            found = (PlanArg(p, Path(p)) for p in _walk(arg, names))
         else:
             found = [PlanArg(arg, Path(arg))]
         for plan in found:
@@ -83,11 +82,11 @@ def expand(args: Sequence[str], patterns: Sequence[str], stdin_name: str) -> lis
     return out
 
 
-def _walk(top: str, patterns: Sequence[str]) -> Iterator[str]:
+def _walk(top: str, names: PlanNames) -> Iterator[str]:
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if walked_dir(d))
         for name in sorted(filenames):
-            if any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
+            if names.matches(name):
                 yield os.path.join(dirpath, name)
 
 

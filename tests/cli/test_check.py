@@ -155,6 +155,22 @@ def test_a_directory_stands_for_its_plans_without_hidden_folders(tmp_path: Path)
     assert "sub/extra.plan:1:1: error unknownStatus" in more.stdout
 
 
+def test_a_walk_takes_the_names_and_skips_the_folders_the_server_does(tmp_path: Path) -> None:
+    # The MCP server's listing and `werkbaum check DIR` share one rule for both.
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    plan(tmp_path / "node_modules" / "pkg", "dep.werkbaum", "[z] a dependency's plan\n")
+    plan(tmp_path, "own.werkbaum", "[z] Own\n")
+    plan(tmp_path, "draft.werkbaum-tmp", "[z] the store's temp file\n")
+    result = run("check", "--plan-glob", "*.werkbaum-tmp", ".", cwd=tmp_path)
+    assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["./own.werkbaum"]
+    bad = run("check", "--plan-glob", "plans/*.plan", ".", cwd=tmp_path)
+    assert (bad.returncode, bad.stdout) == (2, "")
+    assert bad.stderr == (
+        "werkbaum: --plan-glob 'plans/*.plan': a pattern matches a file name "
+        "(no '/', not empty), e.g. '*.plan'\n"
+    )
+
+
 def test_stdin_is_checked_under_its_given_name(tmp_path: Path) -> None:
     result = run("check", "-", stdin=BROKEN.encode())
     assert result.returncode == 1
