@@ -288,9 +288,7 @@ class _Before:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(file)
         else:
-            _write_atomic(file, self.data)
-            if self.mode is not None:
-                os.chmod(file, self.mode)
+            _write_atomic(file, self.data, self.mode)
         repo.set_index_entry(file.name, self.index)
 
 
@@ -334,30 +332,23 @@ def _read_bytes(path: Path) -> bytes | None:
         return handle.read()
 
 
-def _keep_mode(path: Path, temp: Path) -> None:
-    """Give ``temp`` the mode of ``path`` if that is a regular file (a chmod by hand stays)."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if stat.S_ISREG(info.st_mode):
-        os.chmod(temp, stat.S_IMODE(info.st_mode))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
+def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace the file with ``data`` via a temp file in its directory (no torn file).
 
-    The temp file is created with mode 0666 minus the umask, like any new
-    file; an existing file keeps its mode.
+    The new file gets ``mode``, else the mode of the regular file it replaces (a chmod
+    by hand stays), else 0666 minus the umask like any new file. The mode is set on the
+    temp file's descriptor before the rename: nothing is changed through a name.
     """
+    mode = _mode(path) if mode is None else mode
     temp = path.with_name(f".{path.name}.werkbaum-mirror.{os.getpid()}.{secrets.token_hex(4)}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
-        _keep_mode(path, temp)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
