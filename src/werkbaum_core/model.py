@@ -165,6 +165,9 @@ class View:
     """Leave out subtrees whose effective status is done, in production or discarded."""
     max_depth: int | None = None
     """A nesting limit of the caller's transport; it cuts like ``depth``."""
+    columns: bool = False
+    """Give each warning the ``column`` (1-based, in characters) where its token is
+    written on its line (a mixed gate: on the sibling's line), for diagnostics."""
 
     def payload(self) -> dict[str, Any]:
         """The facade's names for the options that are set."""
@@ -177,6 +180,8 @@ class View:
             out["hideDone"] = True
         if self.max_depth is not None:
             out["maxDepth"] = self.max_depth
+        if self.columns:
+            out["columns"] = True
         return out
 
 

@@ -23,6 +23,7 @@ import click
 from werkbaum_core import Engine, WerkbaumError
 from werkbaum_core.convert import converter
 from werkbaum_core.engine import LazyEngine, choose_executor
+from werkbaum_core.model import View
 from werkbaum_stdio import diagnostics as diag
 from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
 from werkbaum_stdio.formats import RENDERERS
@@ -168,10 +169,10 @@ def check(
 
 def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
     try:
-        analysis = engine.analyze(text, include=["tree", "warnings"])
+        analysis = engine.analyze(text, include=["tree", "warnings"], view=View(columns=True))
     except WerkbaumError as exc:
         return [diag.failure(name, diag.NOT_ANALYSED, exc.message)]
-    return diag.from_analysis(name, text, analysis)
+    return diag.from_analysis(name, analysis)
 
 
 @app.command(context_settings=CONTEXT, short_help="Show a plan's tree, cheapest path and loads.")
@@ -216,7 +217,8 @@ def inspect(
         fail(f"{file}: {exc.reason}", diag.EXIT_UNREADABLE)
     lazy = _start(engine, frontend)
     try:
-        analysis = lazy.get().analyze(text, id=node)
+        # The report's warnings say where their token is; --json is the tools' analysis.
+        analysis = lazy.get().analyze(text, id=node, view=View(columns=not as_json))
     except WerkbaumError as exc:
         fail(f"{file}: {exc.message}", diag.EXIT_UNREADABLE)
     finally:
@@ -226,7 +228,7 @@ def inspect(
         body = {k: v for k, v in payload.items() if v is not None}
         click.echo(json.dumps(body, ensure_ascii=False, indent=2))
         return
-    found = diag.from_analysis(plan.name, text, analysis)
+    found = diag.from_analysis(plan.name, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
 
 

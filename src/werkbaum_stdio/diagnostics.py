@@ -43,8 +43,6 @@ SUMMARIES = {
 }
 """One sentence per diagnostic type, for rule lists (SARIF) and help texts."""
 
-_ID_CHARS = "._-"
-
 
 @attrs.frozen(kw_only=True)
 class Diagnostic:
@@ -70,16 +68,14 @@ def failure(file: str, type: str, reason: str) -> Diagnostic:
     return Diagnostic(file=file, type=type, severity=ERROR, message=reason, fatal=True)
 
 
-def from_analysis(file: str, text: str, analysis: Analysis) -> list[Diagnostic]:
-    """The diagnostics of one analysed plan, in the engine's order."""
-    lines = text.split("\n")
+def from_analysis(file: str, analysis: Analysis) -> list[Diagnostic]:
+    """The diagnostics of one plan analysed with ``View(columns=True)`` (the engine
+    gives each warning the column of its token), in the engine's order."""
     labels = {node.line: node.label for node in analysis.nodes()}
-    return [_from_warning(file, w, lines, labels) for w in analysis.warnings or ()]
+    return [_from_warning(file, w, labels) for w in analysis.warnings or ()]
 
 
-def _from_warning(
-    file: str, warning: Warning, lines: Sequence[str], labels: dict[int, str]
-) -> Diagnostic:
+def _from_warning(file: str, warning: Warning, labels: dict[int, str]) -> Diagnostic:
     message = warning.text
     if warning.line is not None:
         message = message.removeprefix(f"Line {warning.line}: ")
@@ -89,51 +85,15 @@ def _from_warning(
         line = warning.fields.get("siblingLine", line)
         first = labels.get(warning.line or 0, "")
         message += f' The group\'s first child is "{first}" (line {warning.line}).'
-    text = lines[line - 1] if line is not None and 0 < line <= len(lines) else None
+    column = warning.fields.get("column")
     return Diagnostic(
         file=file,
         type=warning.type,
         severity=ERROR if warning.structural else WARNING,
         message=message,
         line=line,
-        column=_column(warning, text) if text is not None else None,
+        column=column if isinstance(column, int) else None,
     )
-
-
-def _column(warning: Warning, text: str) -> int:
-    for token, offset in _tokens(warning):
-        at = _find(text, token, case_blind=warning.type == "sizeConflict")
-        if at >= 0:
-            return at + offset + 1
-    return len(text) - len(text.lstrip(" \t")) + 1
-
-
-def _tokens(warning: Warning) -> Iterable[tuple[str, int]]:
-    """The tokens a warning names, as written, each with the offset of its start."""
-    fields = warning.fields
-    if warning.type == "unknownStatus":
-        yield f"[{fields.get('code', '')}]", 0
-    elif warning.type == "unknownDep":
-        yield f":#{fields.get('id', '')}", 0
-        yield f",#{fields.get('id', '')}", 1
-    elif warning.type in ("duplicateId", "unknownDesc"):
-        yield f"#{fields.get('id', '')}", 0
-    elif warning.type == "sizeConflict":
-        yield f"({fields.get('size', '')})", 0
-
-
-def _find(text: str, token: str, *, case_blind: bool) -> int:
-    """Where ``token`` starts in ``text`` as a whole token (not the start of a longer
-    id), or -1; a size is written in any case and the last one counts."""
-    if case_blind:
-        return text.lower().rfind(token.lower())
-    start = text.find(token)
-    while start >= 0:
-        after = text[start + len(token) : start + len(token) + 1]
-        if not (after.isalnum() or (after and after in _ID_CHARS)):
-            return start
-        start = text.find(token, start + 1)
-    return -1
 
 
 def worst_exit(diagnostics: Iterable[Diagnostic], strict: bool) -> int:

@@ -9,6 +9,7 @@ import * as warningsModule from './warnings.js';
 import * as i18n from './i18n.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
+import { withColumns } from './columns.js';
 
 // Types that mean "the parser read a line differently from what was meant"
 // (notation.md §15.1); a write introducing one is blocked.
@@ -552,6 +553,7 @@ function analyze(payload) {
       list = list.filter((w) => !w.line || lines.has(w.line));
     }
     result.warnings = list.map(warningJson);
+    if (payload.columns === true) result.warnings = withColumns(result.warnings, payload.text);
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);
