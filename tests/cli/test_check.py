@@ -253,3 +253,15 @@ def test_the_readme_example_is_real_output(tmp_path: Path) -> None:
     result = run("check", "plans/", cwd=tmp_path)
     assert result.returncode == 1
     assert (result.stdout + result.stderr).splitlines() == shown
+
+
+def test_columns_count_characters_and_find_the_token_as_written(tmp_path: Path) -> None:
+    # The engine finds each warning's token on its line: an astral character before it
+    # counts once, and a `:#id` that only starts a longer id is not the one meant.
+    text = "- [ ] 🚀 Launch :#nope.x :#nope (s)\n- [z] B\n"
+    plan(tmp_path, "p.werkbaum", text)
+    lines = run("check", "p.werkbaum", cwd=tmp_path).stdout.splitlines()
+    first = text.splitlines()[0]  # Python counts characters as the CLI must
+    assert lines[0].startswith(f"p.werkbaum:1:{first.index(':#nope.x') + 1}: warning unknownDep")
+    assert lines[1].startswith(f"p.werkbaum:1:{first.rindex(':#nope') + 1}: warning unknownDep")
+    assert lines[2].startswith("p.werkbaum:2:3: error unknownStatus")
