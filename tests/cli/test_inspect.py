@@ -67,10 +67,13 @@ def test_labels_wrap_on_word_boundaries_under_their_own_start(tmp_path: Path) ->
 
 
 def test_columns_from_the_environment_and_the_option() -> None:
-    narrow = run("inspect", EXAMPLE, env={"COLUMNS": "44"}).stdout.splitlines()
+    # By its name in its folder: a path longer than the width (the clone's place) has
+    # no place to break, so the width would depend on where the repository lies.
+    folder, name = EXAMPLE.parent, EXAMPLE.name
+    narrow = run("inspect", name, cwd=folder, env={"COLUMNS": "44"}).stdout.splitlines()
     assert max(map(cells, narrow)) <= 44
-    wide = run("inspect", "--width", "120", EXAMPLE, env={"COLUMNS": "44"}).stdout.splitlines()
-    assert max(map(cells, wide)) > 44  # --width wins over $COLUMNS
+    wide = run("inspect", "--width", "120", name, cwd=folder, env={"COLUMNS": "44"})
+    assert max(map(cells, wide.stdout.splitlines())) > 44  # --width wins over $COLUMNS
 
 
 def test_a_subtree_shows_its_own_loads_and_units() -> None:
