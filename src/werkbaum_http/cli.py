@@ -26,7 +26,14 @@ from werkbaum_http.config import (
     Tokens,
 )
 from werkbaum_http.engine import DUKPY_WARNING
-from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
+from werkbaum_stdio.command_line import (
+    CONTEXT,
+    engine_options,
+    fail,
+    probe_backends,
+    run,
+    version,
+)
 from werkbaum_stdio.logs import LogLevel, configure, uvicorn_config
 from werkbaum_stdio.server_options import log_level_option
 
@@ -150,7 +157,7 @@ def serve(
         _fail(str(exc), EXIT_CONFIG)
     kind = choose_executor(engine, frontend=frontend)
     _check_engine(kind, frontend)
-    _probe(config)
+    probe_backends(config.servers, PROG, EXIT_START, allow_any_host=False)
     if kind == "dukpy":
         _say(f"warning: {DUKPY_WARNING}")
     _say(
@@ -184,17 +191,6 @@ def _check_engine(kind: str, frontend: str | None) -> None:
         with Engine.create(kind, frontend) as eng:
             if frontend:
                 _say(f"modules: {eng.modules.origins()}")
-    except WerkbaumError as exc:
-        _fail(exc.message, EXIT_START)
-
-
-def _probe(config: HttpConfig) -> None:
-    """``GET /api/v1/info`` on every backend: a typo or a down backend fails now."""
-    from werkbaum_core.stores.documents import DocumentStore
-
-    try:
-        with DocumentStore(config.servers, allow_any_host=False) as store:
-            store.probe()
     except WerkbaumError as exc:
         _fail(exc.message, EXIT_START)
 

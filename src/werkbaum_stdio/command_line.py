@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 from werkbaum_core import __version__
 from werkbaum_core.engine import EXECUTORS
+from werkbaum_core.errors import WerkbaumError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,6 +64,21 @@ def fail(message: str, code: int, prog: str = "werkbaum") -> NoReturn:
     """One line on stderr, ``PROG: message``, then exit with ``code``."""
     click.echo(f"{prog}: {message}", err=True)
     sys.exit(code)
+
+
+def probe_backends(
+    servers: Sequence[str], prog: str, code: int, *, allow_any_host: bool = True
+) -> None:
+    """``GET /api/v1/info`` on every backend before serving: a mistyped or unreachable
+    backend is one line on stderr and exit ``code`` at start-up, not a failure of an
+    agent's first call."""
+    from werkbaum_core.stores.documents import DocumentStore
+
+    try:
+        with DocumentStore(servers, allow_any_host=allow_any_host) as store:
+            store.probe()
+    except WerkbaumError as exc:
+        fail(exc.message, code, prog)
 
 
 def run(command: click.Command, prog: str) -> NoReturn:

@@ -1,11 +1,10 @@
 """``werkbaum check``'s findings: one :class:`Diagnostic` per warning or unreadable file.
 
-The facts come from the engine (one analysis per file); this module only
-places them for a reader: which line and column to point at, how severe, and
-the message without the engine's own "Line N:" prefix, which the location
-already says. Columns are found by looking for the token a warning names
-verbatim in its line (``[z]``, ``:#id``, ``(M)``), else the line's first
-non-blank character — no line is parsed here.
+The facts come from the engine (one analysis per file, with ``View(columns=True)``:
+each warning carries the column of the token it names, found by ``columns.js``);
+this module only places them for a reader: which line and column to point at,
+how severe, and the message without the engine's own "Line N:" prefix, which
+the location already says. No plan line is read here.
 """
 
 from __future__ import annotations

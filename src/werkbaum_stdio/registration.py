@@ -283,14 +283,21 @@ DocumentReader = Callable[[str], Snapshot]
 """Reads a shared document (URL, share link or uuid) or raises a core error."""
 
 
-def document_template(documents: DocumentReader) -> TemplateRoute:
-    """``werkbaum://doc/{document}``: a shared document's text with its version and
-    checksum in ``_meta`` (the base of exactly the text returned)."""
+def snapshot_route(
+    listed: types.ResourceTemplate, variable: str, reader: Callable[[str], Snapshot]
+) -> TemplateRoute:
+    """A template of plans: the text ``reader`` gives for the variable's value, with
+    its version and checksum in ``_meta`` (the base of exactly the text returned)."""
 
-    def read(document: str) -> ResourceRead:
-        snapshot = documents(document)
+    def read(value: str) -> ResourceRead:
+        snapshot = reader(value)
         return ResourceRead(snapshot.text, meta=snapshot_meta(snapshot))
 
+    return TemplateRoute(listed, variable, read)
+
+
+def document_template(documents: DocumentReader) -> TemplateRoute:
+    """``werkbaum://doc/{document}``: a shared document as a plan resource."""
     listed = types.ResourceTemplate(
         uri_template=DOC_TEMPLATE,
         name="plan-document",
@@ -301,7 +308,7 @@ def document_template(documents: DocumentReader) -> TemplateRoute:
         ),
         mime_type="text/plain",
     )
-    return TemplateRoute(listed, "document", read)
+    return snapshot_route(listed, "document", documents)
 
 
 GUIDE = types.Resource(

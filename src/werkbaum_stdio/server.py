@@ -28,12 +28,11 @@ from werkbaum_stdio.registration import (
     Listing,
     PlanServer,
     ResourcePage,
-    ResourceRead,
     TemplateRoute,
     catalogue_tools,
     document_template,
     plan_server,
-    snapshot_meta,
+    snapshot_route,
 )
 from werkbaum_stdio.roots import ORIGIN_CWD, Roots
 from werkbaum_stdio.sources import LocalSources, file_uri
@@ -87,11 +86,6 @@ def file_template(files: FileStore) -> TemplateRoute:
 
     The file store's rules (plan files only, under the roots) apply as for tool sources.
     """
-
-    def read(path: str) -> ResourceRead:
-        snapshot = files.read(unquote(path))
-        return ResourceRead(snapshot.text, meta=snapshot_meta(snapshot))
-
     listed = types.ResourceTemplate(
         uri_template=FILE_TEMPLATE,
         name="plan-file",
@@ -99,7 +93,7 @@ def file_template(files: FileStore) -> TemplateRoute:
         description="A plan file under the server's roots (path relative to its root).",
         mime_type="text/plain",
     )
-    return TemplateRoute(listed, "path", read)
+    return snapshot_route(listed, "path", lambda path: files.read(unquote(path)))
 
 
 def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:

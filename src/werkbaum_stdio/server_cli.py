@@ -9,7 +9,7 @@ import click
 
 from werkbaum_core import WerkbaumError
 from werkbaum_core.engine import choose_executor
-from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, run, version
+from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, probe_backends, run, version
 from werkbaum_stdio.logs import LogLevel, configure
 from werkbaum_stdio.server_options import log_level_option
 
@@ -114,14 +114,7 @@ def serve(
         audit_log=audit_log,
     )
     if servers:
-        # A mistyped backend is a start-up error, not the agent's first failure.
-        from werkbaum_core.stores.documents import DocumentStore
-
-        try:
-            with DocumentStore(config.servers) as probe:
-                probe.probe()
-        except WerkbaumError as exc:
-            fail(exc.message, EXIT_UNREADABLE, PROG)
+        probe_backends(config.servers, PROG, EXIT_UNREADABLE)
     # The engine starts on the first call that needs it: a server that a host
     # starts and never asks stays small (a node process alone is ~40 MiB).
     lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
