@@ -72,6 +72,27 @@ class SourceUnavailable(WerkbaumError):
 class TooLarge(WerkbaumError):
     code = "too_large"
 
+    @classmethod
+    def over(
+        cls,
+        what: str,
+        limit: int,
+        *,
+        size: int | None = None,
+        unit: str = "characters",
+        note: str | None = None,
+        **details: Any,
+    ) -> TooLarge:
+        """The one wording of a size refusal, wherever it is found (a file, a document,
+        an engine, a change): ``WHAT has SIZE UNIT; the limit is LIMIT UNIT (NOTE)``, or
+        ``WHAT is too large; …`` when the size is not known (reading stopped at the
+        bound), with ``limit`` and ``size`` as details an agent can compare."""
+        told = f"has {size:,} {unit}" if size is not None else "is too large"
+        message = f"{what} {told}; the limit is {limit:,} {unit}"
+        if note:
+            message += f" ({note})"
+        return cls(message, limit=limit, size=size, **details)
+
 
 class EngineError(WerkbaumError):
     """The JS engine failed: a bug in a module, a dead executor, a timeout."""

@@ -38,8 +38,4 @@ def check_text_size(text: str, what: str = "text") -> None:
 def check_size(size: int, what: str = "text") -> None:
     """``TooLarge`` for a plan of ``size`` characters over the limit: one condition, one code."""
     if size > MAX_TEXT_CHARS:
-        raise TooLarge(
-            f"{what} has {size:,} characters; the limit is {MAX_TEXT_CHARS:,}",
-            limit=MAX_TEXT_CHARS,
-            size=size,
-        )
+        raise TooLarge.over(what, MAX_TEXT_CHARS, size=size)

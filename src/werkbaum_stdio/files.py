@@ -473,13 +473,7 @@ def _check_size(text: str, source: str, max_chars: int) -> None:
 
 
 def _too_large(source: str, max_chars: int, size: int | None) -> TooLarge:
-    told = f"has {size:,} characters" if size is not None else "is too large"
-    return TooLarge(
-        f"{source} {told}; the limit is {max_chars:,} characters",
-        source=source,
-        limit=max_chars,
-        size=size,
-    )
+    return TooLarge.over(source, max_chars, size=size, source=source)
 
 
 @contextlib.contextmanager

@@ -120,12 +120,13 @@ def check_lines(text: str) -> None:
     """Refuse a plan whose analysis would exceed the interpreter's heap."""
     lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     if lines > MAX_LINES:
-        raise TooLarge(
-            f"plan has {lines:,} lines; the dukpy executor analyses at most {MAX_LINES:,} "
-            "(its interpreter's heap is capped); the v8 executor (werkbaum-mcp[v8]) and the "
-            "node executor analyse every plan within the size limit",
-            limit=MAX_LINES,
+        raise TooLarge.over(
+            "the plan",
+            MAX_LINES,
             size=lines,
+            unit="lines",
+            note="the dukpy executor's, whose interpreter's heap is capped; the v8 executor "
+            "(werkbaum-mcp[v8]) and the node executor analyse every plan within the size limit",
             executor="dukpy",
         )
 

@@ -447,7 +447,7 @@ class DocumentStore:
                             text = content if isinstance(content, str) else None
                 items.close()
             except ItemTooLarge as exc:
-                raise _too_large(source, f"{ref.url}/history has an entry") from exc
+                raise _too_large(source, f"an entry of {ref.url}/history") from exc
             except ValueError as exc:
                 raise _not_werkbaum(ref, source) from exc
             return list(entries), text
@@ -459,8 +459,8 @@ class DocumentStore:
     def _remember(self, ref: DocumentRef, text: str, version: int) -> Snapshot:
         normalized = normalize_newlines(text)  # the limit counts the text the plan is
         if len(normalized) > MAX_TEXT_CHARS:
-            size = f"{len(normalized):,}"
-            raise _too_large(ref.url, f"{ref.url} version {version} has {size} characters;")
+            what = f"{ref.url} version {version}"
+            raise TooLarge.over(what, MAX_TEXT_CHARS, size=len(normalized), source=ref.url)
         snapshot = Snapshot(text=normalized, base=Base(checksum(normalized), version))
         self._cache.put((ref.url, version), snapshot)
         return snapshot
@@ -572,7 +572,7 @@ def _whole(source: str) -> Callable[[httpx.Response], _Answer]:
         _check_identity(response, source)
         body = read_bounded(response, MAX_ANSWER_BYTES)
         if body is None:
-            raise _too_large(source, f"the answer to {response.request.url} is longer;")
+            raise _too_large(source, f"the answer to {response.request.url}")
         return _Answer(response.status_code, response.headers, body)
 
     return read
@@ -590,11 +590,9 @@ def _check_identity(response: httpx.Response, source: str) -> None:
 
 
 def _too_large(source: str, what: str) -> TooLarge:
-    return TooLarge(
-        f"{what} the limit is {MAX_TEXT_CHARS:,} characters ({MAX_ANSWER_BYTES:,} bytes of JSON)",
-        source=source,
-        limit=MAX_TEXT_CHARS,
-    )
+    """An answer cut off at :data:`MAX_ANSWER_BYTES`: its text's size is not known."""
+    json_bytes = f"{MAX_ANSWER_BYTES:,} bytes of JSON"
+    return TooLarge.over(what, MAX_TEXT_CHARS, note=json_bytes, source=source)
 
 
 def _summary(entry: dict[str, Any]) -> dict[str, Any]:
