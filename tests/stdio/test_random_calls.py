@@ -14,7 +14,9 @@ the README documents (never ``engine_error`` or an unstructured "Error executing
 tool"); a write that went through without ``allowWarnings`` added no structural
 warning, and none without ``allowProd`` left more nodes ``[^]`` than before
 (counted by ``werkbaum_inspect`` after each write). After the session the file
-outside the root is untouched and the server exits 0 when stdin closes.
+outside the root is untouched and the server exits 0 when stdin closes. The same
+calls on a shared document (the local backend) while a human adds lines between
+them must never lose a line the writing agent had not seen.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.backend import Backend
+from tests.backend.human import Human
 from tests.conftest import FIXTURES
 from tests.core.test_errors import TOOL_CODES
 from tests.stdio.test_pipes import HANDSHAKE, encoded, start
@@ -176,9 +180,9 @@ class Session:
 
 
 @contextmanager
-def session(project: Path) -> Iterator[Session]:
+def session(project: Path, *options: str) -> Iterator[Session]:
     """A served session; at its end stdin closes and the server must exit 0."""
-    process = start(project)
+    process = start(project, *options)
     try:
         talk = Session(process)
         talk.send(HANDSHAKE[0])
@@ -238,36 +242,100 @@ def _project(home: Path) -> Path:
     return project
 
 
-@settings(max_examples=12, suppress_health_check=[HealthCheck.too_slow])
+class Agent:
+    """Random calls on one session, with what an agent keeps: the last base per source,
+    and (for the test) how many nodes of each source are ``[^]``."""
+
+    def __init__(self, talk: Session, sources: list[str]) -> None:
+        self.talk = talk
+        self.known: dict[str, Any] = {}
+        self.prod: dict[str, int] = {}
+        for source in sources:  # as an agent starts: read what it will work on
+            read = talk.call(f"read {source}", "werkbaum_read", {"source": source})
+            self.known[source] = read["result"]["structuredContent"]["base"]
+            self.prod[source] = _in_production(talk, -1, source)
+
+    def act(self, data: st.DataObject, number: int, calls: st.SearchStrategy[Any]) -> Any:
+        """One drawn call, checked; the arguments and result of a write that went
+        through and was not a dry run, else ``None``."""
+        name, arguments = data.draw(calls, label=f"call {number}")
+        source = str(arguments.get("source"))
+        if "base" in arguments and source in self.known and data.draw(st.integers(0, 3)):
+            arguments["base"] = self.known[source]
+        done = _check(name, arguments, self.talk.call(number, name, arguments))
+        event(f"{name}: {done if isinstance(done, str) else 'went through'}")
+        if isinstance(done, str):
+            return None
+        if isinstance(done.get("base"), dict):
+            self.known[source] = done["base"]
+        if "ops" not in done or arguments.get("dryRun"):
+            return None
+        now = _in_production(self.talk, number, source)
+        if not arguments.get("allowProd"):
+            assert now <= self.prod.get(source, 0), (name, arguments, done)
+        self.prod[source] = now
+        return arguments, done
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_random_calls_get_documented_answers_and_respect_the_guard_rails(
     data: st.DataObject,
 ) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         project = _project(Path(scratch))
-        known: dict[str, Any] = {}
-        prod: dict[str, int] = {}
         with session(project) as talk:
-            for source in ("plan.werkbaum", "big.werkbaum"):  # as an agent starts
-                read = talk.call(source, "werkbaum_read", {"source": source})
-                known[source] = read["result"]["structuredContent"]["base"]
-                prod[source] = _in_production(talk, -1, source)
+            agent = Agent(talk, ["plan.werkbaum", "big.werkbaum"])
             for number in range(data.draw(st.integers(15, 30), label="calls")):
-                name, arguments = data.draw(CALLS, label=f"call {number}")
-                source = str(arguments.get("source"))
-                if "base" in arguments and source in known and data.draw(st.integers(0, 3)):
-                    arguments["base"] = known[source]
-                done = _check(name, arguments, talk.call(number, name, arguments))
-                event(f"{name}: {done if isinstance(done, str) else 'went through'}")
-                if isinstance(done, str):
-                    continue
-                if isinstance(done.get("base"), dict):
-                    known[source] = done["base"]
-                if "ops" in done and not arguments.get("dryRun"):
-                    now = _in_production(talk, number, source)
-                    if not arguments.get("allowProd"):
-                        assert now <= prod.get(source, 0), (name, arguments, done)
-                    prod[source] = now
+                agent.act(data, number, CALLS)
         home = Path(scratch)
         assert (home / "outside" / "secret.werkbaum").read_text(encoding="utf-8") == OUTSIDE
         assert (project / "notes.txt").read_text(encoding="utf-8") == PLAN
+
+
+def _on_document(document: str) -> st.SearchStrategy[Any]:
+    """The calls of :data:`CALLS`, half of them on ``document`` instead of their source."""
+
+    def aim(call: tuple[str, dict[str, Any]], on_it: bool) -> tuple[str, dict[str, Any]]:
+        name, arguments = call
+        if on_it and "source" in arguments:
+            arguments = {**arguments, "source": document}
+        return name, arguments
+
+    return st.builds(aim, CALLS, st.booleans())
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_calls_on_a_document_a_human_edits_meanwhile_lose_no_human_line(
+    data: st.DataObject, backend: Backend, human: Human
+) -> None:
+    """The same calls on a shared document, while a human adds lines to it between
+    them: a write whose base is older than a human's line must keep that line (merged
+    in, or refused as a conflict), whatever the write was."""
+    document = human.create(PLAN)
+    unseen: dict[str, int] = {}
+    """Each line the human added, with the version that first had it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        project = _project(Path(scratch))
+        with session(project, "--server", backend.base_url) as talk:
+            agent = Agent(talk, [document, "plan.werkbaum"])
+            calls = _on_document(document)
+            for number in range(data.draw(st.integers(15, 30), label="calls")):
+                if data.draw(st.integers(0, 4), label=f"human before {number}") == 0:
+                    lines = human.get(document)["content"].split("\n")
+                    at = data.draw(st.integers(0, len(lines) - 1), label="at")
+                    line = f"  - [ ] Human line {number}"
+                    ops = [{"op": "insert", "index": at, "lines": [line]}]
+                    unseen[line] = human.patch(document, ops)
+                went = agent.act(data, number, calls)
+                if went is None or went[0].get("source") != document:
+                    continue
+                event(f"document write: {'merged' if 'merged' in went[1] else 'on its base'}")
+                base = went[0]["base"]
+                seen = base["version"] if isinstance(base, dict) else 0
+                now = human.get(document)["content"].split("\n")
+                for line, version in list(unseen.items()):
+                    if line not in now:  # gone: only a write that had seen it may do that
+                        assert version <= seen, (line, version, went)
+                        del unseen[line]
