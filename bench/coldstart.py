@@ -12,8 +12,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.rawrpc import PipeClient
+
 from bench.paths import ECHO_ARGV, STDIO_SERVER, clean_env
-from bench.rawrpc import PipeClient
 from bench.results import Goal, Section, Table
 from bench.timing import fmt_ms, fmt_ratio, median
 

@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from tests.rawrpc import PipeClient
+
 from bench.machine import executors
 from bench.paths import ECHO_ARGV, REFERENCE_PLAN, STDIO_SERVER, clean_env
 from bench.procs import names, rss_mb, tree, tree_rss_mb
-from bench.rawrpc import PipeClient
 from bench.results import Goal, Section, Table
 from bench.timing import median
 from werkbaum_core.engine import choose_executor

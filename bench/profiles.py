@@ -33,11 +33,11 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 from tests.plangen import coupled_closure_plan, plan
+from tests.rawrpc import PipeClient
 
 from bench import machine, services
 from bench.machine import executors
 from bench.paths import REFERENCE_PLAN, REPO, STDIO_SERVER, clean_env, reference_text, with_comment
-from bench.rawrpc import PipeClient
 from bench.report import table
 from bench.timing import fmt_ms, median, sample
 from werkbaum_core import Engine

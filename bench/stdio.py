@@ -31,10 +31,10 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
+from tests.rawrpc import PipeClient
 
 from bench.machine import executors
 from bench.paths import REFERENCE_PLAN, STDIO_SERVER, V8_FLOOR, clean_env, with_comment
-from bench.rawrpc import PipeClient
 from bench.results import Goal, Section, Table
 from bench.timing import fmt_ms, fmt_ratio, median, percentile, sample, sample_async
 

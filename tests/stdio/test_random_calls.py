@@ -9,13 +9,8 @@ stdin closes.
 
 from __future__ import annotations
 
-import json
-import os
-import select
 import shutil
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,70 +23,41 @@ from tests.backend import Backend
 from tests.backend.human import Human
 from tests.conftest import FIXTURES
 from tests.random_calls import OUTSIDE, PLAN, Agent, calls, with_a_human
-from tests.stdio.test_pipes import HANDSHAKE, encoded, start
+from tests.rawrpc import PipeClient
+from tests.stdio.conftest import claude_code_style
 
 FILE_CALLS = calls(files=True)
 LONG = st.integers(40, 70)
 """Calls per session: a server start costs as much as dozens of calls."""
 
 
-class Session:
-    """One server process spoken to one request at a time over its pipes."""
+class PipeTalk:
+    """:class:`~tests.random_calls.Talk` over a server's pipes: one request at a time,
+    and its answer must be the next answer the server writes."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self._buffer = b""
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(encoded(message))
-        self.process.stdin.flush()
-
-    def answer(self, request_id: int | str, timeout: float = 60) -> dict[str, Any]:
-        """The next message with ``request_id``; the first other one with an id fails."""
-        assert self.process.stdout is not None
-        deadline = time.monotonic() + timeout
-        while True:
-            while b"\n" in self._buffer:
-                line, self._buffer = self._buffer.split(b"\n", 1)
-                message: dict[str, Any] = json.loads(line)
-                if "id" in message:
-                    assert message["id"] == request_id, message
-                    return message
-            left = deadline - time.monotonic()
-            assert left > 0, f"no answer to {request_id} within {timeout} s"
-            ready, _, _ = select.select([self.process.stdout], [], [], left)
-            if ready:
-                chunk = os.read(self.process.stdout.fileno(), 1 << 20)
-                assert chunk, "the server closed its stdout"
-                self._buffer += chunk
+    def __init__(self, client: PipeClient) -> None:
+        self.client = client
 
     def call(self, number: int | str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         params = {"name": name, "arguments": arguments}
-        self.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
-        return self.answer(number)
+        self.client.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+        return self.client.receive(number, timeout=60, strict=True)
 
 
 @contextmanager
-def session(project: Path, *options: str) -> Iterator[Session]:
-    """A served session; at its end stdin closes and the server must exit 0."""
-    process = start(project, *options)
+def session(project: Path, *options: str) -> Iterator[PipeTalk]:
+    """A served session (the server as Claude Code starts it); at its end stdin closes
+    and the server must exit 0."""
+    params = claude_code_style(project, *options)
+    client = PipeClient([params.command, *params.args], project, params.env or {})
     try:
-        talk = Session(process)
-        talk.send(HANDSHAKE[0])
-        talk.answer(HANDSHAKE[0]["id"])
-        talk.send(HANDSHAKE[1])
-        yield talk
-        assert process.stdin is not None
-        process.stdin.close()
-        assert process.wait(timeout=60) == 0
+        client.handshake()
+        yield PipeTalk(client)
+        assert client.process.stdin is not None
+        client.process.stdin.close()
+        assert client.process.wait(timeout=60) == 0, client.stderr_tail()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
+        client.close()
 
 
 def _project(home: Path) -> Path:

@@ -1,7 +1,8 @@
 """A raw JSON-RPC client over a subprocess's pipes (newline-delimited, as MCP stdio).
 
 No SDK on the client side, so the client's own cost is the same for every
-server it talks to. Every wait has a deadline.
+server it talks to (the benchmarks), and nothing between a test and the bytes
+the server wrote (the random call sessions). Every wait has a deadline.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ class PipeClient:
         self.process.stdin.write(json.dumps(message).encode() + b"\n")
         self.process.stdin.flush()
 
-    def receive(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
-        """The response with ``request_id``; other messages (notifications) are skipped."""
+    def receive(
+        self, request_id: int | str, timeout: float = 30.0, *, strict: bool = False
+    ) -> dict[str, Any]:
+        """The response with ``request_id``; other messages (notifications) are skipped,
+        and with ``strict`` an answer to any other request is an ``AssertionError``."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -72,6 +76,7 @@ class PipeClient:
                     message: dict[str, Any] = json.loads(line)
                     if message.get("id") == request_id:
                         return message
+                    assert not strict or "id" not in message, (request_id, message)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(f"no response to request {request_id} in {timeout} s")
