@@ -202,7 +202,9 @@ class Agent:
             read = talk.call(f"read {source}", "werkbaum_read", {"source": source})
             self.known[source] = read["result"]["structuredContent"]["base"]
 
-    def act(self, data: st.DataObject, number: int, calls: st.SearchStrategy[Any]) -> Any:
+    def act(
+        self, data: st.DataObject, number: int, calls: st.SearchStrategy[tuple[str, dict[str, Any]]]
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """One drawn call, checked; the arguments and result of a write that went
         through and was not a dry run, else ``None``."""
         name, arguments = data.draw(calls, label=f"call {number}")
