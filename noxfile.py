@@ -105,9 +105,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the three packages."""
+    """mypy --strict over the three packages and the benchmarks (which import them)."""
     _sync(session)
     session.run("mypy")
+    session.run("mypy", "bench")
 
 
 @nox.session(python=PYTHON)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from tests.plangen import coupled_closure_plan, plan
@@ -167,6 +168,10 @@ def _against_the_floor(section: Section, quick: bool) -> None:
         )
 
 
+def _cross(engine: Engine, text: str, i: int) -> str:
+    return engine.executor.call_text("crossing", {"text": with_comment(text, f"x{i}")})
+
+
 def _crossing(section: Section, kinds: list[str], quick: bool) -> None:
     """The text in and the answer out, without the analysis: what each executor adds."""
     text = reference_text()
@@ -177,13 +182,7 @@ def _crossing(section: Section, kinds: list[str], quick: bool) -> None:
             answer = engine.executor.call_text("crossing", {"text": text})
             for i in range(JIT_WARMUP):
                 engine.executor.call_text("crossing", {"text": with_comment(text, str(i))})
-            calls = sample(
-                lambda i, e=engine: e.executor.call_text(
-                    "crossing", {"text": with_comment(text, f"x{i}")}
-                ),
-                count,
-                budget,
-            )
+            calls = sample(partial(_cross, engine, text), count, budget)
             stringify = float(engine.call("crossingStringify", {}))
         rows.append(
             [kind, f"{len(text):,}", f"{len(answer):,}", fmt_ms(median(calls)), fmt_ms(stringify)]
