@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -55,3 +56,22 @@ def test_the_main_job_runs_without_the_development_tools(tmp_path: Path) -> None
     installed = {p.name.split("-")[0].lower() for p in site.iterdir()}
     assert "werkbaum_mcp" in installed
     assert not installed.intersection(DEV_ONLY), sorted(installed.intersection(DEV_ONLY))
+
+
+def test_the_python_api_example_runs_as_pasted(tmp_path: Path) -> None:
+    """The README's first Python block, run as a newcomer would: beside a plan.werkbaum."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Python API") :]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shutil.copy(REPO / "examples" / "launch.werkbaum", tmp_path / "plan.werkbaum")
+    (tmp_path / "example.py").write_text(example, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "example.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "#shop.live Go live" in done.stdout

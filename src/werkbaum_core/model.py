@@ -24,6 +24,8 @@ class Node:
     optional: bool = False
     status: str | None = None
     effective_status: str | None = None
+    """Only where it differs from ``status``, as in the JSON: the status that counts is
+    ``effective_status or status``."""
     size: str | None = None
     assumed_size: str | None = None
     size_conflict: bool = False

@@ -77,7 +77,7 @@ def test_decompose_renders() -> None:
     text = _render(DECOMPOSE, source=SOURCE, id="shop.pay")
     assert json.dumps(SOURCE) in text
     assert "#shop.pay" in text
-    assert '"shop.pay"' in text
+    assert '"#shop.pay"' in text
     for tool in ("werkbaum_read", "werkbaum_inspect", "werkbaum_add_node", "werkbaum_set_size"):
         assert tool in text
     for rule in ("dryRun", "base", "[^]", "allowProd", "allowWarnings", "conflict"):
@@ -89,6 +89,13 @@ def test_decompose_accepts_a_leading_hash() -> None:
     assert _render(DECOMPOSE, source=SOURCE, id="#shop.pay") == _render(
         DECOMPOSE, source=SOURCE, id="shop.pay"
     )
+
+
+def test_decompose_takes_the_line_ref_of_a_node_without_an_id() -> None:
+    text = _render(DECOMPOSE, source=SOURCE, id="L9")
+    assert "Break node L9 of" in text
+    assert 'id "L9"' in text and 'parent "L9"' in text
+    assert "#L9" not in text
 
 
 def test_decompose_accepts_unicode_ids() -> None:

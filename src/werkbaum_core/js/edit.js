@@ -59,7 +59,7 @@ function checkText(text) {
 function optionalId(value, what) {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string' || value === '') {
-    throw fail('invalid_argument', `${what} must be a node id (a non-empty string)`);
+    throw fail('invalid_argument', `${what} must be a node ref: an id or L<line> (a non-empty string)`);
   }
   return value.replace(/^#/, '');
 }
@@ -133,15 +133,36 @@ function analyzeDoc(text) {
   return { L, sep, kind, width, contOf: cont.byFirst, roots, order, parentOf };
 }
 
-// The first node carrying the id wins (notation §9).
-function findNode(doc, id) {
-  return doc.order.find((n) => n.id === id) || null;
+// How results name a node that is not the first carrier of an id.
+const LINE_REF = /^L([1-9][0-9]*)$/;
+
+function nodeOnLine(doc, line) {
+  return doc.order.find((n) => n.line === line) || null;
 }
 
-function resolve(doc, id, what) {
-  const node = findNode(doc, id);
-  if (!node) throw fail('not_found', `no node with id #${id}${what ? ` (${what})` : ''}`);
+// The node a ref names: the first node carrying the id (notation §9), else
+// for 'L<line>' the node starting on that line. (The writes layer hands over
+// refs that cannot name two nodes: facade.js lookupRef.)
+function findNode(doc, ref) {
+  const carrier = doc.order.find((n) => n.id === ref);
+  if (carrier) return carrier;
+  const m = LINE_REF.exec(ref);
+  return m ? nodeOnLine(doc, Number(m[1])) : null;
+}
+
+function resolve(doc, ref, what) {
+  const node = findNode(doc, ref);
+  if (!node) {
+    const m = LINE_REF.exec(ref);
+    const missing = m ? `no node starts on line ${m[1]}` : `no node with id #${ref}`;
+    throw fail('not_found', `${missing}${what ? ` (${what})` : ''}`);
+  }
   return node;
+}
+
+// How a message names a node: '#id' for the first carrier of its id, else 'L<line>'.
+function refName(doc, node) {
+  return node.id != null && findNode(doc, node.id) === node ? `#${node.id}` : `L${node.line}`;
 }
 
 function isInSubtree(doc, node, top) {
@@ -229,8 +250,8 @@ function childIndent(doc, parent, style = doc) {
 
 function checkAfter(doc, parent, after) {
   if (after && !siblingsOf(doc, parent).includes(after)) {
-    const where = parent ? `a child of #${parent.id}` : 'a root';
-    throw fail('invalid_argument', `after #${after.id} is not ${where}`);
+    const where = parent ? `a child of ${refName(doc, parent)}` : 'a root';
+    throw fail('invalid_argument', `after ${refName(doc, after)} is not ${where}`);
   }
 }
 
@@ -391,9 +412,9 @@ function isInPlace(doc, node, parent, after) {
 
 function checkMoveTarget(doc, node, parent, after, s, e) {
   if (parent && (isInSubtree(doc, parent, node) || (nodeIndex(parent) >= s && nodeIndex(parent) <= e))) {
-    throw fail('invalid_argument', `cannot move #${node.id} into its own subtree (#${parent.id})`);
+    throw fail('invalid_argument', `cannot move ${refName(doc, node)} into its own subtree (${refName(doc, parent)})`);
   }
-  if (after === node) throw fail('invalid_argument', `cannot move #${node.id} after itself`);
+  if (after === node) throw fail('invalid_argument', `cannot move ${refName(doc, node)} after itself`);
   checkAfter(doc, parent, after);
 }
 
@@ -415,12 +436,18 @@ export function moveSubtree(text, id, parentId, afterId) {
   const restLines = spliceLines(doc.L, s, e - s + 1, []);
   // Place it in the text without the block: the parent's children no longer include it.
   const rest = analyzeDoc(restLines.join('\n'));
-  const parent2 = pid === null ? null : resolve(rest, pid, 'parent');
-  const after2 = aid === null ? null : resolve(rest, aid, 'after');
+  // An id names the same node in the rest; a line ref moves up past the cut.
+  const again = (ref, node, what) => {
+    if (ref === null) return null;
+    if (node.id === ref) return resolve(rest, ref, what);
+    return nodeOnLine(rest, node.line > e + 1 ? node.line - (e - s + 1) : node.line);
+  };
+  const parent2 = again(pid, parent, 'parent');
+  const after2 = again(aid, after, 'after');
   const { index, indent } = placement(rest, parent2, after2, doc);
   checkNotAfterDanglingContinuation(restLines, index);
   if (index < restLines.length && endsWithContinuation(block[block.length - 1])) {
-    throw fail('invalid_argument', `#${nid} ends with a continuation marker on the last line; it would swallow the next line`);
+    throw fail('invalid_argument', `${refName(doc, node)} ends with a continuation marker on the last line; it would swallow the next line`);
   }
   const moved = rebaseBlock(block, indentOf(block[0]), indent);
   return spliceLines(restLines, index, 0, moved).join('\n');
@@ -544,15 +571,15 @@ export function setSizeToken(text, id, size) {
     return text;
   }
   const out = L.join('\n');
-  if (wanted !== null) checkSizeApplied(out, nid, wanted, node.line);
+  if (wanted !== null) checkSizeApplied(out, nid, wanted, refName(doc, node), node.line);
   return out;
 }
 
 // Safety net: the token must read back as the node's size.
-function checkSizeApplied(out, id, wanted, line) {
-  const after = findNode(analyzeDoc(out), id);
+function checkSizeApplied(out, ref, wanted, name, line) {
+  const after = findNode(analyzeDoc(out), ref);
   if (!after || after.size !== wanted) {
-    throw fail('invalid_argument', `could not set the size of #${id} on line ${line}; edit the line instead`);
+    throw fail('invalid_argument', `could not set the size of ${name} on line ${line}; edit the line instead`);
   }
 }
 

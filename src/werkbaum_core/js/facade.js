@@ -217,16 +217,36 @@ function refOf(n, byId) {
   return n.id != null && byId.get(n.id) === n ? '#' + n.id : 'L' + n.line;
 }
 
-// The node a ref names: an id (with or without '#'), else 'L<line>' for the
-// node on that line (how summaries name nodes without an id).
-function nodeByRef(roots, byId, ref) {
+// How results name a node that is not the first carrier of an id: 'L<line>'.
+const LINE_REF = /^L([1-9][0-9]*)$/;
+
+// The node a ref names, as { node } or { error }: '#id' is an id; a bare value
+// is the id a node carries, else 'L<line>' is the node starting on that line.
+// A bare 'L<n>' that is the id of one node and the line of another is refused
+// rather than guessed, so a ref from a result never reaches the wrong node.
+export function lookupRef(roots, byId, ref, what) {
+  const marked = typeof ref === 'string' && ref.startsWith('#');
   const id = bareId(ref);
-  const found = byId.get(id);
-  if (found) return found;
-  const m = /^L([1-9][0-9]*)$/.exec(id);
-  if (!m) return null;
-  const line = Number(m[1]);
-  return preorder(roots).find((n) => n.line === line) || null;
+  const carrier = byId.get(id) || null;
+  const m = marked ? null : LINE_REF.exec(id);
+  const onLine = m ? preorder(roots).find((n) => n.line === Number(m[1])) || null : null;
+  if (carrier && onLine && carrier !== onLine) {
+    const message = `${id} is the id of the node on line ${carrier.line} and the ref of the node on line ${m[1]}; ` +
+      `pass '#${id}' for the first, or change the other with werkbaum_apply_ops`;
+    return { error: { code: 'invalid_argument', message, id } };
+  }
+  if (carrier || onLine) return { node: carrier || onLine };
+  if (m) {
+    const message = `no node starts on line ${m[1]}${what ? ` (${what})` : ''}`;
+    return { error: { code: 'not_found', message, id } };
+  }
+  return notFound(byId, id, what);
+}
+
+// The node's ref in one spelling that names only it: '#id' for the first
+// carrier of its id, else 'L<line>' (lookupRef refused the one ambiguous case).
+export function editRef(node, byId) {
+  return node.id != null && byId.get(node.id) === node ? '#' + node.id : 'L' + node.line;
 }
 
 // Levenshtein distance of a and b when it is at most k, else k + 1. Only a
@@ -281,7 +301,7 @@ function similarIds(byId, wanted) {
 }
 
 // The answer for an id no node carries, with the ids the agent may have meant.
-export function notFound(byId, id, what) {
+function notFound(byId, id, what) {
   const error = { code: 'not_found', message: 'no node with id #' + id + (what ? ' (' + what + ')' : ''), id };
   const similar = similarIds(byId, id);
   if (similar.length) error.didYouMean = similar;
@@ -525,9 +545,9 @@ function analyze(payload) {
   let tops = run.roots;
   let scope = null;
   if (payload.id != null) {
-    const target = nodeByRef(run.roots, ids(), payload.id);
-    if (!target) return notFound(ids(), bareId(payload.id));
-    tops = [target];
+    const found = lookupRef(run.roots, ids(), payload.id);
+    if (!found.node) return found;
+    tops = [found.node];
     scope = new Set(preorder(tops));
   }
   const inScope = (n) => !scope || scope.has(n);

@@ -11,7 +11,7 @@ import * as parser from './parser.js';
 import * as model from './model.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
-import { bareId, firstById, notFound, preorder, runPipeline, warningJson } from './facade.js';
+import { editRef, firstById, lookupRef, preorder, runPipeline, warningJson } from './facade.js';
 
 const SEP = '\u0000';
 
@@ -65,10 +65,12 @@ function stateOf(text) {
   return { warnings, prod };
 }
 
-function nodeLineIndex(text, id) {
-  const node = firstById(parser.parse(text).roots).get(id);
-  if (!node) throw new Error('not_found: no node with id #' + id);
-  return node.line - 1;
+// The line index of the node an edit ref (editRef) names.
+function nodeLineIndex(text, ref) {
+  const roots = parser.parse(text).roots;
+  const found = lookupRef(roots, firstById(roots), ref);
+  if (!found.node) throw new Error(found.error.code + ': ' + found.error.message);
+  return found.node.line - 1;
 }
 
 function withStatus(text, id, code) {
@@ -102,17 +104,21 @@ const VERBS = {
   write: (_t, a) => live.normalize(a.text),
 };
 
-// The verb's arguments with every id in one spelling (`#a` and `a` name the
-// same node); an id no node of the base carries is answered as not_found,
-// with the ids the agent may have meant.
+// The verb's arguments with every node ref in the edit module's spelling
+// (`#a` and `a` name the same node, `L9` a node without an id of its own); a
+// ref that names no node of the base is answered as not_found, with the ids
+// the agent may have meant.
 function checkedArgs(base, args) {
   const out = Object.assign({}, args);
+  let roots = null;
   let byId = null;
   for (const [key, what] of ID_ARGS) {
     if (typeof out[key] !== 'string' || out[key] === '') continue;
-    out[key] = bareId(out[key]);
-    byId = byId || firstById(runPipeline(base).roots);
-    if (!byId.has(out[key])) return notFound(byId, out[key], what);
+    roots = roots || runPipeline(base).roots;
+    byId = byId || firstById(roots);
+    const found = lookupRef(roots, byId, out[key], what);
+    if (!found.node) return found;
+    out[key] = editRef(found.node, byId);
   }
   return { args: out };
 }

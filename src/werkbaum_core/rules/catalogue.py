@@ -355,8 +355,8 @@ def _creator(resolved: Resolved, verb: str) -> Creates:
 
 WRITE_NOTE = " On conflict, redo it against the error's current.base."
 
-_PARENT = {**s.NODE_ID, "description": "Parent id; omit for a root."}
-_AFTER = {**s.NODE_ID, "description": "Sibling id to place it after (default: last)."}
+_PARENT = {**s.NODE_ID, "description": "Parent id or L<line>; omit for a root."}
+_AFTER = {**s.NODE_ID, "description": "Sibling id or L<line> to place it after (default: last)."}
 
 CATALOGUE: tuple[ToolSpec, ...] = (
     # In the order an agent works: read, inspect, list, the node verbs, the raw writes.
@@ -484,7 +484,10 @@ CATALOGUE: tuple[ToolSpec, ...] = (
         input_schema=s.tool_input(
             {
                 "id": s.NODE_ID,
-                "parent": {**s.NODE_ID, "description": "New parent id; omit for root level."},
+                "parent": {
+                    **s.NODE_ID,
+                    "description": "New parent id or L<line>; omit for root level.",
+                },
                 "after": _AFTER,
             },
             ["id"],

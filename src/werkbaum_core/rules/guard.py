@@ -89,8 +89,10 @@ def check(
         broken = [public(w) for w in change.added if w["type"] in STRUCTURAL]
         if broken:
             raise Blocked(
-                f"{what} would introduce {len(broken)} structural warning(s); fix the text, "
-                "or pass allowWarnings: true if this is really intended",
+                f"{what} would introduce {len(broken)} structural warning(s), listed in "
+                "warnings with their lines in the changed text: change it so that they go "
+                "(e.g. give a new child the gate its siblings use); pass allowWarnings: true "
+                "only if a human asked for it",
                 warnings=broken,
                 flag="allowWarnings",
             )

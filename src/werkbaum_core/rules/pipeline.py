@@ -133,7 +133,7 @@ def plan(
         raise Blocked(
             "an agent does not set [^] (in production) on its own; pass allowProd: true "
             "only if a human asked for it",
-            nodes=["#" + str(request.args.get("id")).removeprefix("#")],
+            nodes=[str(request.args.get("id"))],  # as the agent named it: an id or L<line>
             flag="allowProd",
         )
     payload: dict[str, Any] = {

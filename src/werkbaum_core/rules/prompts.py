@@ -27,6 +27,8 @@ MAX_ARGUMENT_CHARS = 2000
 
 _ID = re.compile(r"[\w.\-]+")
 """Node id characters: letters, digits, ``.``, ``_``, ``-`` (Unicode-aware)."""
+_LINE_REF = re.compile(r"L[1-9][0-9]*")
+"""How results name a node without an id of its own (spec §5.1 refs): ``L<line>``."""
 
 STRUCTURAL = tuple(sorted(GUARDED))
 WRITE_TOOLS = tuple(tool.name for tool in CATALOGUE if not tool.read_only)
@@ -164,7 +166,11 @@ _DECOMPOSE_ARGS = (
         name="source",
         description="the plan: a file path, or a shared document's URL, share link or uuid",
     ),
-    PromptArgument(name="id", description="the id of the node to break down, e.g. auth"),
+    PromptArgument(
+        name="id",
+        description="the node to break down: its id (e.g. auth) or, for a node without one, "
+        "its ref L<line> from werkbaum_inspect",
+    ),
 )
 
 
@@ -172,8 +178,18 @@ def _render_decompose(arguments: dict[str, str]) -> str:
     args = _checked("werkbaum/decompose", _DECOMPOSE_ARGS, arguments)
     source = _quote(args["source"])
     node = _node_id("werkbaum/decompose", args["id"])
-    quoted_id = _quote(node)
-    return f"""Break node #{node} of the Werkbaum plan with source {source} into sized \
+    if _LINE_REF.fullmatch(args["id"]):  # a node results name by its line: it has no id
+        name = node
+        child_ids = "with ids of their own only where the plan's nodes have ids"
+        example = '["- [ ] Define the API (S)", "- [ ] Build the form (S)"]'
+    else:
+        name = f"#{node}"
+        child_ids = f"each with its own id below the node's (#{node}.<part>)"
+        example = (
+            f'["- [ ] #{node}.api: Define the API (S)", "- [ ] #{node}.ui: Build the form (S)"]'
+        )
+    quoted_id = _quote(name)  # with its '#', an id cannot be read as a line ref
+    return f"""Break node {name} of the Werkbaum plan with source {source} into sized \
 sub-packages.
 
 {_safeguard(source)}
@@ -181,10 +197,10 @@ sub-packages.
 1. Read first: call werkbaum_inspect with source {source} and id {quoted_id} (subtree, \
 warnings, path, and the base to write against); call werkbaum_read as well only if you \
 need the exact lines. Understand the node's label, description, size, status, owners, \
-dependencies and existing children. If no node has this id, stop and say so. The resource \
+dependencies and existing children. If no node has this ref, stop and say so. The resource \
 werkbaum://guide explains the notation.
-2. Design the breakdown: a handful of sub-packages, each with its own id below the \
-node's (#{node}.<part>), a status box ([ ] planned, [?] where undecided), a size \
+2. Design the breakdown: a handful of sub-packages, {child_ids}, a status box \
+([ ] planned, [?] where undecided), a size \
 (prefer XS and S, M at most) and an owner (@name) where it is clear. Use - for \
 required parts and + for optional extras; use | or = only for real alternatives. One \
 group never mixes gate kinds: if the node already has children, give the new ones the \
@@ -195,8 +211,7 @@ XL 16) must add up to less than the node's upper bound (XS 2, S 4, M 8, L 16, XL
 otherwise raise the node's size with werkbaum_set_size or explain why not.
 4. Show the proposed breakdown, then write it as one block: a single werkbaum_add_node \
 call with parent {quoted_id} and lines, one unindented line per new child (a child's \
-own children and " description lines indented below it), e.g. lines \
-["- [ ] #{node}.api: Define the API (S)", "- [ ] #{node}.ui: Build the form (S)"]. \
+own children and " description lines indented below it), e.g. lines {example}. \
 Make the call with dryRun: true first, check the diff and the warning delta, then \
 repeat it without dryRun.
 5. Guard rails: pass the base from your latest read or write result verbatim; each \
@@ -206,7 +221,7 @@ base and a diff of what changed since yours: redo the step against that base (in
 again if you need more of the current text). Prefer the \
 node verbs (werkbaum_add_node, werkbaum_set_size, werkbaum_move_node, \
 werkbaum_set_status, werkbaum_remove_node) over werkbaum_apply_ops and werkbaum_write. \
-Change nothing outside #{node} and its subtree.
+Change nothing outside {name} and its subtree.
 6. Finish with werkbaum_inspect (id {quoted_id}): report the new children with their \
 sizes, any remaining warnings, and the node's stations on the cheapest path."""
 

@@ -54,7 +54,7 @@ BASE_OR_NEW: Schema = {
 NODE_ID: Schema = {
     "type": "string",
     "minLength": 1,
-    "description": "Node id, with or without '#'.",
+    "description": "Node id (with or without '#'), or L<line>: the ref inspect gives a node.",
 }
 WRITE_FLAGS: dict[str, Schema] = {
     "allowWarnings": {"type": "boolean", "description": "Allow new structural warnings."},
@@ -99,8 +99,9 @@ INSPECT_INPUT: Schema = {
             "items": {"enum": ["tree", "warnings", "path", "stations"]},
             "uniqueItems": True,
             "description": (
-                "Parts: tree, warnings, path (the default), stations (what is next, as "
-                "node summaries). With find, depth or hideDone: only their answer."
+                "Parts: tree, warnings, path, stations (what is next, as node summaries); "
+                "default: tree, warnings and path. With find, depth or hideDone: only "
+                "their answer."
             ),
         },
         "find": {
