@@ -165,6 +165,9 @@ class View:
     """Tree levels below the roots (or the ``id`` node); deeper nodes are cut."""
     hide_done: bool = False
     """Leave out subtrees whose effective status is done, in production or discarded."""
+    hide_desc: bool = False
+    """Leave out the nodes' descriptions (``desc``): an overview at about 40% of the
+    characters (inspect a node's ``id`` without it for its description)."""
     max_depth: int | None = None
     """A nesting limit of the caller's transport; it cuts like ``depth``."""
     columns: bool = False
@@ -180,6 +183,8 @@ class View:
             out["depth"] = self.depth
         if self.hide_done:
             out["hideDone"] = True
+        if self.hide_desc:
+            out["hideDesc"] = True
         if self.max_depth is not None:
             out["maxDepth"] = self.max_depth
         if self.columns:

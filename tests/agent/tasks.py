@@ -65,6 +65,7 @@ TASKS = (
     Task("… then mark it done (`base` and `ref` from that answer)", 1, 800, after="find"),
     Task("decompose a node into three sized children (`lines`): dry run, then write", 2, 2_000),
     Task("overview of the open work (`hideDone: true`)", 1, 6_500),
+    Task("… the same without descriptions (`hideDesc: true`)", 1, 2_500),
     Task("the top two levels (`depth: 1`)", 1, 1_500),
     Task("a human changed one line meanwhile: the conflict, then the retry", 2, 1_500),
     Task("get the guide through a tool (`werkbaum_read` of `werkbaum://guide`)", 1, None),
@@ -77,6 +78,7 @@ KEYS = (
     "done",
     "decompose",
     "open work",
+    "open brief",
     "depth",
     "conflict",
     "guide",
@@ -199,6 +201,13 @@ async def open_work(agent: Agent) -> None:
     assert out["hidden"]["subtrees"] > 0 and out["tree"]
 
 
+async def open_work_brief(agent: Agent) -> None:
+    args = {"source": agent.host.source, "hideDone": True}
+    out = await agent.call("werkbaum_inspect", hideDesc=True, **args)
+    assert out["hidden"]["subtrees"] > 0 and out["tree"]
+    assert '"desc"' not in json.dumps(out)
+
+
 async def top_levels(agent: Agent) -> None:
     out = await agent.call("werkbaum_inspect", source=agent.host.source, depth=1)
     assert out["cut"]["depth"] == 1
@@ -240,6 +249,7 @@ STEPS: dict[str, Callable[[Agent], Awaitable[None]]] = {
     "done": mark_done,
     "decompose": decompose,
     "open work": open_work,
+    "open brief": open_work_brief,
     "depth": top_levels,
     "conflict": conflict_and_retry,
     "guide": guide,

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import pytest
 
 from tests.conftest import REFERENCE_PLAN
@@ -218,6 +219,38 @@ def test_hide_done_and_depth_together(engine: Engine) -> None:
     assert answer["tree"][0]["descendants"] == 2  # shop.live and the id-less node: open ones
     assert answer["cut"] == {"depth": 0, "nodes": 1}
     assert "hidden" not in answer  # below the cut, nothing was shown to leave out
+
+
+# ------------------------------------------------------------------ hideDesc
+
+
+def without_desc(tree: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tree with every node's ``desc`` removed (a copy)."""
+    copy: list[dict[str, Any]] = json.loads(json.dumps(tree))
+    for node in nodes_of(copy):
+        node.pop("desc", None)
+    return copy
+
+
+@pytest.mark.parametrize(
+    "view",
+    [View(), View(hide_done=True), View(depth=1)],
+    ids=["whole", "hideDone", "depth"],
+)
+def test_hide_desc_is_the_same_answer_without_descriptions(engine: Engine, view: View) -> None:
+    full = analyze(engine, view=view)
+    brief = analyze(engine, view=attrs.evolve(view, hide_desc=True))
+    assert any("desc" in node for node in nodes_of(full["tree"]))
+    assert brief == {**full, "tree": without_desc(full["tree"])}
+    assert len(json.dumps(brief)) < 0.6 * len(json.dumps(full))
+
+
+def test_hide_desc_keeps_the_rest_of_a_subtree(engine: Engine) -> None:
+    one = analyze(engine, id="ai.mcp")
+    assert analyze(engine, id="ai.mcp", view=View(hide_desc=True)) == {
+        **one,
+        "tree": without_desc(one["tree"]),
+    }
 
 
 # ------------------------------------------------------------------ ids

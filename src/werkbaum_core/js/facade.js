@@ -328,7 +328,7 @@ function putStatusAndSize(o, n, ctx) {
   else if (!model.isDone(n) && !isDiscarded(n)) o.assumedSize = model.assumedSize(n);
 }
 
-function nodeJson(n, ctx) {
+function nodeJson(n, ctx, hideDesc) {
   const o = {};
   if (n.id != null) {
     o.id = n.id;
@@ -345,7 +345,7 @@ function nodeJson(n, ctx) {
   if (n.tags && n.tags.length) o.tags = n.tags.slice();
   if (n.marks && n.marks.length) o.marks = n.marks.slice();
   if (n.deps && n.deps.length) o.deps = n.deps.slice();
-  if (n.desc != null) o.desc = n.desc;
+  if (n.desc != null && !hideDesc) o.desc = n.desc;
   if (n.fold) o.fold = n.fold;
   if (n.focus) o.focus = true;
   if (n.url != null) o.url = n.url;
@@ -387,7 +387,8 @@ function countBelow(n, hide) {
 // stack holds node, level and target list side by side (no record per node).
 // `view.depth` cuts the tree: a node on that level keeps no children and says
 // how many descendants it has instead. `view.hideDone` leaves out every
-// subtree whose effective status is done, in production or discarded.
+// subtree whose effective status is done, in production or discarded;
+// `view.hideDesc` leaves out the descriptions (most of a tree's characters).
 function treeJson(tops, ctx, view) {
   const out = [];
   const stats = { cut: 0, hiddenSubtrees: 0, hiddenNodes: 0 };
@@ -411,7 +412,7 @@ function treeJson(tops, ctx, view) {
     const into = stack.pop();
     const level = stack.pop();
     const n = stack.pop();
-    const o = nodeJson(n, ctx);
+    const o = nodeJson(n, ctx, view.hideDesc);
     into.push(o);
     const kids = n.children || EMPTY;
     if (!kids.length) continue;
@@ -516,13 +517,14 @@ function checkAnalyzePayload(payload) {
     if (v != null && !(Number.isInteger(v) && v >= 0)) throw new TypeError('analyze: ' + key + ' must be an integer >= 0');
   }
   const hideDone = payload.hideDone === true;
+  const hideDesc = payload.hideDesc === true;
   const include = payload.include == null ? defaultInclude(payload.find != null, payload.depth != null || hideDone) : payload.include;
   if (!Array.isArray(include) || include.some((k) => !INCLUDE_KEYS.includes(k))) {
     throw new TypeError('analyze: include must be a subset of ' + INCLUDE_KEYS.join(', '));
   }
   // maxDepth is the caller's nesting limit; it cuts like depth does.
   const depth = Math.min(payload.depth ?? Infinity, payload.maxDepth ?? Infinity);
-  return { include, depth, hideDone };
+  return { include, depth, hideDone, hideDesc };
 }
 
 // A question asked with find, depth or hideDone gets just its answer (the
@@ -533,7 +535,7 @@ function defaultInclude(find, shaped) {
 }
 
 function analyze(payload) {
-  const { include, depth, hideDone } = checkAnalyzePayload(payload);
+  const { include, depth, hideDone, hideDesc } = checkAnalyzePayload(payload);
   const wantTree = include.includes('tree');
   const wantWarnings = include.includes('warnings');
   const wantPath = include.includes('path');
@@ -561,7 +563,7 @@ function analyze(payload) {
 
   const result = {};
   if (wantTree) {
-    const { tree, stats } = treeJson(tops, context(), { depth, hideDone });
+    const { tree, stats } = treeJson(tops, context(), { depth, hideDone, hideDesc });
     result.tree = tree;
     if (stats.cut) result.cut = { depth, nodes: stats.cut };
     if (stats.hiddenSubtrees) result.hidden = { subtrees: stats.hiddenSubtrees, nodes: stats.hiddenNodes };

@@ -197,6 +197,7 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
         find=args.get("find"),
         depth=args.get("depth"),
         hide_done=bool(args.get("hideDone")),
+        hide_desc=bool(args.get("hideDesc")),
         max_depth=MAX_TREE_DEPTH,
     )
     analysis = services.engine.analysis_text(
@@ -380,7 +381,7 @@ CATALOGUE: tuple[ToolSpec, ...] = (
             "What the Werkbaum editor computes for a plan (source or text): tree with "
             "status, effective status, sizes; warnings; cheapest path with stations and "
             "per-person load. Narrow it: include stations (what is next), find (a node by "
-            "words), depth, hideDone, id (one subtree)."
+            "words), depth, hideDone, hideDesc, id (one subtree)."
         ),
         input_schema=s.INSPECT_INPUT,
         output_schema=s.INSPECT_OUTPUT,

@@ -125,6 +125,10 @@ INSPECT_INPUT: Schema = {
             "type": "boolean",
             "description": "Leave out subtrees that are done, in production or discarded.",
         },
+        "hideDesc": {
+            "type": "boolean",
+            "description": "Leave out node descriptions (desc), most of a tree's characters.",
+        },
     },
     "additionalProperties": False,
 }
