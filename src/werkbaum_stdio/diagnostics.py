@@ -69,9 +69,11 @@ def failure(file: str, type: str, reason: str) -> Diagnostic:
 
 def from_analysis(file: str, analysis: Analysis) -> list[Diagnostic]:
     """The diagnostics of one plan analysed with ``View(columns=True)`` (the engine
-    gives each warning the column of its token), in the engine's order."""
+    gives each warning the column of its token), in the order of the places they
+    point at (a mixed gate points at a later sibling than the engine's line)."""
     labels = {node.line: node.label for node in analysis.nodes()}
-    return [_from_warning(file, w, labels) for w in analysis.warnings or ()]
+    found = [_from_warning(file, w, labels) for w in analysis.warnings or ()]
+    return sorted(found, key=lambda d: (d.line or 0, d.column or 0))
 
 
 def _from_warning(file: str, warning: Warning, labels: dict[int, str]) -> Diagnostic:
@@ -85,6 +87,7 @@ def _from_warning(file: str, warning: Warning, labels: dict[int, str]) -> Diagno
         first = labels.get(warning.line or 0, "")
         message += f' The group\'s first child is "{first}" (line {warning.line}).'
     column = warning.fields.get("column")
+    line = warning.fields.get("columnLine", line)  # the token is on a continuation line
     return Diagnostic(
         file=file,
         type=warning.type,

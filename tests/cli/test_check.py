@@ -59,8 +59,18 @@ def test_diagnostics_have_line_column_severity_and_no_repeated_line(
         ("[ ] P\n  - [ ] A :#x,#zz\n  - [ ] #x: X\n", "2:15", "#zz"),
         ("[ ] P\n---\n#ghost\n  text\n", "3:1", "#ghost"),
         ("\t[ ] P\n\t\t= [x] A\n\t\t= [x] B\n", "3:3", "= [x] B"),
+        ("[ ] P\n  - [ ] A \\\n    more :#nope\n", "3:10", ":#nope"),
+        ("[ ] P \\\n  (S)\n  - [ ] A (m)\n", "2:3", "(S)"),
     ],
-    ids=["duplicateId", "sizeConflict", "unknownDep-in-list", "unknownDesc", "xorConflict-tabs"],
+    ids=[
+        "duplicateId",
+        "sizeConflict",
+        "unknownDep-in-list",
+        "unknownDesc",
+        "xorConflict-tabs",
+        "unknownDep-on-a-continuation-line",
+        "sizeConflict-on-a-continuation-line",
+    ],
 )
 def test_the_column_is_where_the_offending_token_starts(
     tmp_path: Path, text: str, where: str, token: str
@@ -253,6 +263,14 @@ def test_the_readme_example_is_real_output(tmp_path: Path) -> None:
     result = run("check", "plans/", cwd=tmp_path)
     assert result.returncode == 1
     assert (result.stdout + result.stderr).splitlines() == shown
+
+
+def test_diagnostics_come_in_the_order_of_their_places(tmp_path: Path) -> None:
+    # The mixed gate's engine line is the group's first child (2); it points at line 5.
+    plan(tmp_path, "p.werkbaum", "[ ] Plan\n  - [ ] A\n  - [ ] B :#nope\n  - [ ] C\n  | [ ] D\n")
+    out = run("check", "p.werkbaum", cwd=tmp_path).stdout.splitlines()
+    assert [line.split(":")[1] for line in out] == ["3", "5"]
+    assert "unknownDep" in out[0] and "mixedGate" in out[1]
 
 
 def test_columns_count_characters_and_find_the_token_as_written(tmp_path: Path) -> None:

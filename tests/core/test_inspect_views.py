@@ -253,6 +253,27 @@ def test_hide_desc_keeps_the_rest_of_a_subtree(engine: Engine) -> None:
     }
 
 
+# ------------------------------------------------------------------ a subtree's warnings
+
+MIXED = """[ ] #p: Plan
+  - [ ] #p.a: First (S)
+    - [ ] #p.a.x: Inner (XS)
+  - [ ] #p.b: Second (S)
+  | [ ] #p.c: Third (S)
+"""
+
+
+@pytest.mark.parametrize(
+    ("subtree", "has_it"),
+    [(None, True), ("p", True), ("p.a", False), ("p.c", False), ("L5", False)],
+)
+def test_a_mixed_gate_belongs_to_the_subtree_of_its_group(
+    engine: Engine, subtree: str | None, has_it: bool
+) -> None:
+    warnings = analyze(engine, MIXED, id=subtree, include=["warnings"])["warnings"]
+    assert [w["type"] for w in warnings] == (["mixedGate"] if has_it else [])
+
+
 # ------------------------------------------------------------------ ids
 
 

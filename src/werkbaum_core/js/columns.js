@@ -3,7 +3,10 @@
 // (a status code, an id, a size); this finds it as written: a status box `[z]`, a
 // dependency `:#id` or `,#id`, an id `#id` that is not the start of a longer one, a
 // size `(M)` in any case (the last one counts). Anything else: the line's first
-// character after its indentation.
+// character after its indentation. A token on a continuation line of the
+// warning's logical line is found there: `columnLine` names that line.
+
+import * as parser from './parser.js';
 
 const ID_CHAR = /^[\p{L}\p{N}._-]$/u;
 
@@ -12,23 +15,46 @@ export function diagnosticLine(w) {
   return w.type === 'mixedGate' && typeof w.siblingLine === 'number' ? w.siblingLine : w.line;
 }
 
-// The 1-based column, in characters (code points), of `w`'s token on `lineText`.
-export function columnOf(w, lineText) {
+// The 1-based column, in characters (code points), of `w`'s token on
+// `lineText`, or -1 when the token is not written there.
+function tokenColumn(w, lineText) {
   const caseBlind = w.type === 'sizeConflict';
   for (const [token, offset] of tokensOf(w)) {
     const at = caseBlind ? lineText.toLowerCase().lastIndexOf(token.toLowerCase()) : findWhole(lineText, token);
     if (at >= 0) return codePoints(lineText, at) + offset + 1;
   }
+  return -1;
+}
+
+// The column of `w`'s token on `lineText`, else of its first character after the indentation.
+export function columnOf(w, lineText) {
+  const at = tokenColumn(w, lineText);
+  if (at > 0) return at;
   const indent = /^[ \t]*/.exec(lineText)[0].length;
   return codePoints(lineText, indent) + 1;
 }
 
-// `warnings` (as the facade shapes them) with `column` where their line is in `text`.
+// `warnings` (as the facade shapes them) with `column` where their line is in
+// `text`, and `columnLine` where the token sits on a continuation line.
 export function withColumns(warnings, text) {
   const lines = text.split('\n');
+  let conts = null;
+  const continuations = (line) => {
+    if (!conts) {
+      conts = new Map();
+      for (const rec of parser.logicalLines(text)) if (rec.cont.length) conts.set(rec.line, rec.cont);
+    }
+    return conts.get(line) || [];
+  };
   return warnings.map((w) => {
     const line = diagnosticLine(w);
     if (typeof line !== 'number' || line < 1 || line > lines.length) return w;
+    if (tokenColumn(w, lines[line - 1]) < 0) {
+      for (const cont of continuations(line)) {
+        const at = tokenColumn(w, lines[cont - 1]);
+        if (at > 0) return Object.assign({}, w, { column: at, columnLine: cont });
+      }
+    }
     return Object.assign({}, w, { column: columnOf(w, lines[line - 1]) });
   });
 }

@@ -572,7 +572,9 @@ function analyze(payload) {
     let list = run.warnings;
     if (scope) {
       const lines = subtreeLines(scope);
-      list = list.filter((w) => !w.line || lines.has(w.line));
+      // A mixedGate is about its group: only a subtree holding both siblings
+      // (the parent's) has it, not the first child's alone.
+      list = list.filter((w) => !w.line || (lines.has(w.line) && (w.type !== 'mixedGate' || lines.has(w.siblingLine))));
     }
     result.warnings = list.map(warningJson);
     if (payload.columns === true) result.warnings = withColumns(result.warnings, payload.text);
