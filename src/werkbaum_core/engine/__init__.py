@@ -77,7 +77,7 @@ def _start(kind: str, program: Program) -> Executor:
         from werkbaum_core.engine.v8_executor import V8Executor
 
         return V8Executor(program)
-    raise ModuleSetError(f"unknown engine {kind!r}; choose one of {', '.join(EXECUTORS)}")
+    raise ModuleSetError(f"unknown engine {kind!r}; choose one of {', '.join((AUTO, *EXECUTORS))}")
 
 
 class Engine:

@@ -103,7 +103,10 @@ class V8Executor:
         heap_limit: int = HEAP_LIMIT,
     ) -> None:
         if not available():
-            raise EngineError("the v8 executor needs the v8 extra: pip install 'werkbaum-mcp[v8]'")
+            raise EngineError(
+                "the v8 executor needs the v8 extra (mini-racer): uv tool install "
+                "'/path/to/werkbaum-mcp[v8]', or uv sync --extra v8 in a clone"
+            )
         # V8 starts on a thread of its own while the modules are linked here.
         starting = _ContextStart()
         try:
