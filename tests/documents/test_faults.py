@@ -221,3 +221,63 @@ def test_error_statuses_are_unavailable_with_title_and_detail(
         "backend restarting",
     )
     assert human.get(doc_id)["version"] == 1
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+"""Valid JSON nested far past Python's recursion limit."""
+SURROGATE = b'{"uuid": "u", "title": "t", "version": 1, "content": "[ ] \\ud800 text"}'
+"""A document whose text holds a lone surrogate: no text any program can encode."""
+
+
+class Answers(httpx.BaseTransport):
+    """A backend whose answers to one kind of request are ``body`` (status 200)."""
+
+    def __init__(self, method: str, path_end: str, body: bytes) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.method, self.path_end, self.body = method, path_end, body
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == self.method and request.url.path.endswith(self.path_end):
+            headers = {"content-type": "application/json"}
+            return httpx.Response(200, content=self.body, headers=headers, request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize(
+    ("path_end", "body"),
+    [
+        ("", DEEP),
+        ("", SURROGATE),
+        ("/history", b"[" + DEEP + b"]"),
+        ("/history", b"[" + SURROGATE + b"]"),
+    ],
+    ids=["deep-document", "surrogate-document", "deep-history", "surrogate-history"],
+)
+def test_json_python_cannot_hold_is_an_answer_unlike_a_backend(
+    backend: Backend, human: Human, path_end: str, body: bytes
+) -> None:
+    doc_id = human.create(PLAN)
+    with DocumentStore([backend.base_url], transport=Answers("GET", doc_id + path_end, body)) as s:
+        with pytest.raises(SourceUnavailable, match="did not answer like a Werkbaum backend"):
+            s.history(doc_id) if path_end else s.read(doc_id)
+        assert s.read(human.create(PLAN)).text == PLAN  # the store goes on
+
+
+def test_a_patch_answered_with_deep_json_is_read_back(backend: Backend, human: Human) -> None:
+    # A 200 whose body says nothing usable: the store re-reads (here: the PATCH never
+    # reached the backend, so the text is unchanged and the pipeline reports it).
+    doc_id = human.create(PLAN)
+    with DocumentStore([backend.base_url], transport=Answers("PATCH", "/content", DEEP)) as s:
+        assert write_line(s, doc_id).text == PLAN
+
+
+def test_a_probe_answered_with_deep_json_is_one_clear_error(backend: Backend) -> None:
+    answers = Answers("GET", "/api/v1/info", DEEP)
+    with (
+        DocumentStore([backend.base_url], transport=answers) as store,
+        pytest.raises(SourceUnavailable, match="is not a Werkbaum backend"),
+    ):
+        store.probe()

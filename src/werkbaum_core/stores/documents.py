@@ -30,7 +30,6 @@ what the store needs of it.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -58,7 +57,7 @@ from werkbaum_core.stores.backend_http import (
     DeadlineTransport,
     read_bounded,
 )
-from werkbaum_core.stores.json_items import ItemTooLarge, JsonItems
+from werkbaum_core.stores.json_items import ItemTooLarge, JsonItems, strict_loads
 from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict
 from werkbaum_core.stores.sources import DocumentRef, SourceParser, looks_like_document
 from werkbaum_core.text import MAX_TEXT_CHARS, checksum, normalize_newlines
@@ -104,8 +103,9 @@ class _Answer:
     body: bytes
 
     def json(self) -> Any:
+        """The body's JSON value; None if it is not JSON a Werkbaum backend sends."""
         try:
-            return json.loads(self.body)
+            return strict_loads(self.body)
         except ValueError:
             return None
 
@@ -437,7 +437,7 @@ class DocumentStore:
             text: str | None = None
             items = JsonItems(MAX_ANSWER_BYTES)
             try:
-                for chunk in response.iter_raw():
+                for chunk in response.iter_bytes():  # identity only (_check_identity)
                     for item in items.feed(chunk):
                         if not isinstance(item, dict):
                             raise _not_werkbaum(ref, source)

@@ -26,11 +26,41 @@ class ItemTooLarge(ValueError):
     """One item of the array is longer than the limit."""
 
 
+def strict_loads(text: str | bytes) -> Any:
+    """A backend's JSON value, or ``ValueError``: malformed, nested past Python's
+    recursion limit, or holding a lone surrogate (``"\\ud800"``: no text another
+    program can read, and it would fail later, in a checksum or an answer)."""
+    try:
+        value = json.loads(text)
+    except RecursionError as exc:
+        raise ValueError("the JSON is nested too deeply") from exc
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                _check_text(key)
+                stack.append(inner)
+    return value
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError("a JSON string holds a lone surrogate") from exc
+
+
 class JsonItems:
     """Feed bytes with :meth:`feed`, get the completed items; :meth:`close` at the end.
 
     Malformed input raises :class:`ValueError` (from the scanner or from
-    :func:`json.loads`), an item over ``item_limit`` characters
+    :func:`strict_loads`), an item over ``item_limit`` characters
     :class:`ItemTooLarge` as soon as it is that long.
     """
 
@@ -100,7 +130,7 @@ class JsonItems:
                 self._pieces, self._size = [], 0
                 self._check(len(item))
                 if item.strip() or char == "," or self._items:
-                    done.append(json.loads(item))
+                    done.append(strict_loads(item))
                     self._items += 1
                 self._finished = char == "]"
                 start = pos
