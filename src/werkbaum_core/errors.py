@@ -15,7 +15,8 @@ class                 code                    the agent's next step
 ``InvalidArgument``   ``invalid_argument``    the call is wrong as given: read the message
 ``ForbiddenSource``   ``forbidden_source``    not a plan this server may touch: do not retry
 ``SourceUnavailable`` ``source_unavailable``  the file or backend cannot answer now: retry
-                                              later, or tell the human
+                                              later, or tell the human (a write with
+                                              ``applied: "unknown"``: the same call again)
 ``TooLarge``          ``too_large``           over a limit (2,000,000 characters): split
 ``EngineError``       ``engine_error``        the notation engine failed: report it
 ``EngineTimeout``     ``engine_timeout``      the engine ran out of time: retry once, then report

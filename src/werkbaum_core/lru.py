@@ -57,5 +57,11 @@ class BoundedCache(Generic[K, V]):
                 _, dropped = self._items.popitem(last=False)
                 self._held -= self._size(dropped)
 
+    def discard(self, key: K) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._held -= self._size(old)
+
     def _size(self, value: V) -> int:
         return 0 if self._size_of is None else self._size_of(value)

@@ -53,3 +53,13 @@ def test_no_entry_bound_is_broken_by_threads() -> None:
     found = [value for value in kept if value is not None]
     assert 0 < len(found) <= 16
     assert sum(map(len, found)) <= 1_000
+
+
+def test_a_discarded_value_frees_its_size() -> None:
+    cache: BoundedCache[str, str] = BoundedCache(10, 10, len)
+    cache.put("a", "xxxx")
+    cache.put("b", "yyyy")
+    cache.discard("a")
+    cache.discard("never there")
+    cache.put("c", "zzzzz")  # 9 characters with b: b stays only if a no longer counts
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, "yyyy", "zzzzz")

@@ -124,6 +124,40 @@ def test_retries_are_bounded(backend: Backend, human: Human) -> None:
     assert human.get(doc_id)["content"].count(SECRET_LINE) == 1  # applied once, replayed twice
 
 
+def test_the_same_write_after_an_unknown_outcome_is_applied_once(
+    backend: Backend, human: Human
+) -> None:
+    """The backend applied the PATCH but every answer was lost: the agent is told the
+    outcome is unknown, and its natural retry (the same call) reuses the seq."""
+    doc_id = human.create(PLAN)
+    faulty = Faulty(drops=3)
+    with DocumentStore([backend.base_url], transport=faulty) as store:
+        snapshot = store.read(doc_id)
+        op = {"op": "insert", "index": 3, "lines": [SECRET_LINE]}
+        with pytest.raises(SourceUnavailable) as info:
+            store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
+        error = info.value.to_json()["error"]
+        assert error["applied"] == "unknown"
+        assert "the same call again (same base) is applied at most once" in error["message"]
+        after = store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
+        assert after.text.count(SECRET_LINE) == 1
+        # A different change afterwards is a new write under a new seq.
+        other = {"op": "insert", "index": 0, "lines": ["%% note"]}
+        store.write(doc_id, after.base, [other], "%% note\n" + after.text)
+    assert [p["seq"] for p in faulty.patches] == [1, 1, 1, 1, 2]
+    assert human.get(doc_id)["content"].count(SECRET_LINE) == 1
+
+
+def test_a_gateway_error_on_a_write_is_an_unknown_outcome(backend: Backend, human: Human) -> None:
+    doc_id = human.create(PLAN)
+    with (
+        DocumentStore([backend.base_url], transport=ProxyAnswers(504)) as store,
+        pytest.raises(SourceUnavailable) as info,
+    ):
+        write_line(store, doc_id)
+    assert info.value.to_json()["error"]["applied"] == "unknown"
+
+
 def test_a_new_seq_would_have_applied_twice(backend: Backend, human: Human) -> None:
     """Counter-check: under a new seq a retried insert lands twice (documents-api §5.5)."""
     doc_id = human.create(PLAN)

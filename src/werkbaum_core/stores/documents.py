@@ -30,6 +30,7 @@ what the store needs of it.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -90,6 +91,10 @@ KEPT_FIELD_CHARS = 256
 
 HISTORY_FIELDS = ("version", "changeType", "displayName", "clientId", "timestamp")
 """What a history entry keeps; the text only for the version asked for."""
+
+UNSETTLED = 1024
+"""Documents whose last write has no known outcome, remembered with its seq (the
+backend keeps 1,024 (document, client) outcomes too)."""
 
 T = TypeVar("T")
 
@@ -161,6 +166,7 @@ class DocumentStore:
         self._cache: BoundedCache[tuple[str, int], Snapshot] = BoundedCache(cache_size)
         self._seq = 0
         self._seq_lock = threading.Lock()
+        self._unsettled: BoundedCache[str, tuple[Base, str, int]] = BoundedCache(UNSETTLED)
         self._doc_locks: dict[str, threading.Lock] = {}
         self._doc_locks_lock = threading.Lock()
 
@@ -269,18 +275,47 @@ class DocumentStore:
             if base.version is None or isinstance(base.version, bool):
                 raise _conflict(source, self._fetch(ref, source), "a document base needs a version")
             with self._doc_lock(ref.url):
+                change = json.dumps(ops, sort_keys=True)
+                seq = self._seq_for(ref.url, base, change)
                 body: dict[str, Any] = {
                     "baseVersion": base.version,
                     "checksum": base.checksum,
                     "clientId": self.client_id,
-                    "seq": self._next_seq(),
+                    "seq": seq,
                     "ops": ops,
                 }
                 name = _clip_utf16(author, DISPLAY_NAME_MAX)
                 if name:
                     body["displayName"] = name
-                response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
+                try:
+                    response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
+                except SourceUnavailable as exc:
+                    raise self._unsettled_write(ref.url, base, change, seq, exc) from exc
+                if response.status_code >= 500:  # a gateway's answer: applied or not, unknown
+                    error = _http_error(response, ref, source)
+                    raise self._unsettled_write(ref.url, base, change, seq, error)
+                self._unsettled.discard(ref.url)
                 return self._outcome(ref, source, base, ops, response)
+
+    def _seq_for(self, url: str, base: Base, change: str) -> int:
+        """The seq of this change: the one it was sent with before if that write is
+        unsettled (the backend then replays its outcome instead of applying it twice,
+        documents-api §5.5), else the next."""
+        unsettled = self._unsettled.get(url)
+        if unsettled is not None and unsettled[:2] == (base, change):
+            return unsettled[2]
+        return self._next_seq()
+
+    def _unsettled_write(
+        self, url: str, base: Base, change: str, seq: int, error: WerkbaumError
+    ) -> WerkbaumError:
+        """The write may have been applied: remember its seq, and say so."""
+        self._unsettled.put(url, (base, change, seq))
+        message = (
+            f"{error.message}; the backend may have applied the change: the same call "
+            "again (same base) is applied at most once, or read the document first"
+        )
+        return type(error)(message, **{**error.details, "applied": "unknown"})
 
     def _outcome(
         self, ref: DocumentRef, source: str, base: Base, ops: list[Op], response: _Answer
