@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.backend import Backend
@@ -119,3 +120,44 @@ def test_base_from_history_in_a_fresh_store(engine: Engine, human: Human, backen
     doc = human.get(doc_id)
     assert "  - [x] #a: A (S)" in doc["content"] and "  - [~] #c: C (S)" in doc["content"]
     assert result["base"]["version"] == 3
+
+
+class HumanFirst(httpx.BaseTransport):
+    """A co-editor whose edit reaches the backend just before the server's PATCH does:
+    after the server's last read, so its guard rails never saw that edit."""
+
+    def __init__(self, human: Human, doc_id: str, ops: list[dict[str, Any]]) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.human, self.doc_id, self.ops = human, doc_id, ops
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "PATCH" and self.ops:
+            self.human.patch(self.doc_id, self.ops)
+            self.ops = []
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize(
+    ("human_line", "breaks"),
+    [("[ ] #dup: Anna's node", "duplicateId (line 5)"), ("%% Anna's note", None)],
+    ids=["breaks-a-guard-rail", "harmless"],
+)
+def test_a_merge_the_guard_never_saw_is_reported_plainly(
+    engine: Engine, human: Human, backend: Backend, human_line: str, breaks: str | None
+) -> None:
+    doc_id = human.create(PLAN)
+    racing = HumanFirst(human, doc_id, [{"op": "insert", "index": 0, "lines": [human_line]}])
+    with DocumentStore([backend.base_url], transport=racing) as store:
+        add = {"parent": "b", "line": "- [ ] #dup: The agent's node (XS)"}
+        result = write(engine, store, request(store, doc_id, "addNode", add)).to_json()
+    [finding] = result["findings"]
+    assert finding.startswith("the backend merged in a change made after this server's check")
+    if breaks:
+        assert f"it now has {breaks}, which this write would have been refused for" in finding
+        assert "duplicateId" in [w["type"] for w in result["warnings"]["added"]]
+    else:
+        assert finding.endswith("it breaks none of them")
+    assert human_line in human.get(doc_id)["content"]

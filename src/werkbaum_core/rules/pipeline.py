@@ -203,8 +203,35 @@ def store_planned(
     if stored.text != planned.expected_text:
         state = guard.State.from_json(engine.call("state", {"text": stored.text}))
         change = guard.delta(planned.before, state)
-        findings = ("the store holds a text that differs from the expected merge result",)
+        findings = (_unguarded_merge(planned, state),)
     return attrs.evolve(_result(planned, stored, change), findings=findings)
+
+
+def _unguarded_merge(planned: Planned, stored: guard.State) -> str:
+    """What to tell the agent when the store merged in a change this server never saw
+    (a co-editor's edit that reached the backend between the server's read and its
+    write): the guard rails ran on the merge the server expected, so say plainly
+    whether the text now stored breaks one of them."""
+    request = planned.request
+    said = (
+        "the backend merged in a change made after this server's check (see merged), so "
+        "the guard rails did not see the text it stored"
+    )
+    try:
+        guard.check(
+            planned.before,
+            stored,
+            allow_warnings=request.allow_warnings,
+            allow_prod=request.allow_prod,
+        )
+    except Blocked as exc:
+        broken = exc.details.get("warnings") or exc.details.get("nodes") or []
+        what = ", ".join(
+            item if isinstance(item, str) else f"{item.get('type')} (line {item.get('line')})"
+            for item in broken
+        )
+        return f"{said}: it now has {what}, which this write would have been refused for; fix it"
+    return f"{said}; it breaks none of them"
 
 
 def _result(planned: Planned, snapshot: Snapshot, change: guard.Delta) -> WriteResult:
