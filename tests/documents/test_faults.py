@@ -315,3 +315,16 @@ def test_a_probe_answered_with_deep_json_is_one_clear_error(backend: Backend) ->
         pytest.raises(SourceUnavailable, match="is not a Werkbaum backend"),
     ):
         store.probe()
+
+
+def test_an_answer_that_names_another_document_is_not_taken(backend: Backend, human: Human) -> None:
+    # What a kept-alive connection yields after a backend sent two answers to one request.
+    doc_id, other = human.create(PLAN), str(uuid.uuid4())
+    body = json.dumps(
+        {"id": other, "title": "t", "version": 99, "content": "[ ] #evil: Injected"}
+    ).encode()
+    with DocumentStore([backend.base_url], transport=Answers("GET", doc_id, body)) as store:
+        with pytest.raises(SourceUnavailable, match=f"was answered with document {other}"):
+            store.read(doc_id)
+        upper = human.create(PLAN)
+        assert store.read(upper.upper()).text == PLAN  # the same id in capitals is the same

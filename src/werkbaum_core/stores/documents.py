@@ -440,6 +440,14 @@ class DocumentStore:
         body = response.json()
         if not isinstance(body, dict):
             raise _not_werkbaum(ref, source)
+        named = body.get("id")
+        if isinstance(named, str) and named.lower() != ref.uuid.lower():
+            # Another document's answer: a backend or proxy that sent more than one
+            # answer to an earlier request on this kept-alive connection.
+            raise SourceUnavailable(
+                f"{ref.url} was answered with document {named[:64]}; not taken",
+                source=source,
+            )
         return body
 
     def _fetch(self, ref: DocumentRef, source: str) -> Snapshot:
