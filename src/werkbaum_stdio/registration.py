@@ -39,7 +39,13 @@ from mcp.shared.uri_template import UriTemplate
 from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
-from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
+from werkbaum_core.errors import (
+    ForbiddenSource,
+    InvalidArgument,
+    NotFound,
+    TooLarge,
+    WerkbaumError,
+)
 from werkbaum_core.guide import GUIDE_MIME, GUIDE_URI, bundled_guide
 from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
@@ -259,18 +265,48 @@ class InvalidCursor(Exception):
     """A ``resources/list`` cursor this server did not hand out."""
 
 
-def resource_error(exc: WerkbaumError, uri: str) -> MCPError:
-    """A core error as a JSON-RPC error: not found → -32602, else -32603 with the code."""
+RESOURCE_NOT_FOUND_LEGACY = -32002
+"""MCP's "resource not found" up to protocol 2025-11-25; from 2026-07-28 on it is
+``-32602`` invalid params (SEP-2164)."""
+NOT_FOUND_IS_INVALID_PARAMS_SINCE = "2026-07-28"
+"""The first protocol version (versions are ISO dates, so they order as strings) whose
+"resource not found" is ``-32602``."""
+
+
+def resource_not_found_code(protocol_version: str) -> int:
+    """The code of "resource not found" in the protocol version the request came in."""
+    if protocol_version >= NOT_FOUND_IS_INVALID_PARAMS_SINCE:
+        return types.INVALID_PARAMS
+    return RESOURCE_NOT_FOUND_LEGACY
+
+
+def resource_error(exc: WerkbaumError, uri: str, protocol_version: str) -> MCPError:
+    """A core error of a resource read as a JSON-RPC error, worded as the tool error is.
+
+    ``not_found`` is MCP's "resource not found"; a URI the server refuses to serve as
+    asked (``invalid_argument``, ``forbidden_source``, ``too_large``) is invalid params;
+    only a source that cannot answer now (``source_unavailable``) or a failure of the
+    server is an internal error. The message is the tool error's, after its code (a
+    client may show the message alone); ``data`` holds the URI and the tool error's
+    fields (``code``, and details such as ``limit``).
+    """
     if isinstance(exc, NotFound):
-        return MCPError(code=types.INVALID_PARAMS, message=exc.message, data={"uri": uri})
-    return MCPError(
-        code=types.INTERNAL_ERROR, message=f"{exc.code}: {exc.message}", data={"uri": uri}
-    )
+        code = resource_not_found_code(protocol_version)
+    elif isinstance(exc, InvalidArgument | ForbiddenSource | TooLarge):
+        code = types.INVALID_PARAMS
+    else:
+        code = types.INTERNAL_ERROR
+    body = exc.to_json()["error"]
+    message = f"{exc.code}: {body.pop('message')}"
+    return MCPError(code=code, message=message, data={"uri": uri, **body})
 
 
-def unknown_resource(uri: str) -> MCPError:
+def unknown_resource(uri: str, protocol_version: str) -> MCPError:
+    """No resource and no template has this URI: MCP's "resource not found"."""
     return MCPError(
-        code=types.INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri}
+        code=resource_not_found_code(protocol_version),
+        message=f"Unknown resource: {uri}",
+        data={"uri": uri},
     )
 
 
@@ -461,13 +497,13 @@ class _Handlers:
             view = await anyio.to_thread.run_sync(plan_view)
             read = ResourceRead(view.html, APP_MIME_TYPE, PLAN_VIEW_META)
         else:
-            read = await self._read_templated(uri)
+            read = await self._read_templated(uri, ctx.protocol_version)
         contents = types.TextResourceContents(
             uri=uri, text=read.text, mime_type=read.mime_type, _meta=read.meta
         )
         return types.ReadResourceResult(contents=[contents])
 
-    async def _read_templated(self, uri: str) -> ResourceRead:
+    async def _read_templated(self, uri: str, protocol_version: str) -> ResourceRead:
         for route in self.templates:
             value = route.match(uri)
             if value is None:
@@ -475,8 +511,8 @@ class _Handlers:
             try:
                 return await anyio.to_thread.run_sync(route.read, value)
             except WerkbaumError as exc:
-                raise resource_error(exc, uri) from None
-        raise unknown_resource(uri)
+                raise resource_error(exc, uri, protocol_version) from None
+        raise unknown_resource(uri, protocol_version)
 
     async def list_prompts(
         self, ctx: Context, params: types.PaginatedRequestParams | None
