@@ -53,6 +53,7 @@ from werkbaum_core.rules.result import to_text
 from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.framing import UNENCODABLE, too_deep
 from werkbaum_stdio.plan_view import plan_view
+from werkbaum_stdio.schema_problems import problem
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +64,6 @@ VERSION = __version__
 DOC_TEMPLATE = "werkbaum://doc/{document}"
 MAX_REQUEST_ID_HEADER = 128
 """Longest ``X-Request-Id`` header value passed on to audit lines (longer ones are cut)."""
-MAX_PROBLEM_CHARS = 300
-"""Longest schema problem reported: the validator quotes the offending value, which
-may be a whole plan text."""
 
 WORKING_ORDER = (
     "Werkbaum plans (work-breakdown notation). Read werkbaum://guide once for the "
@@ -143,12 +141,6 @@ def error_result(exc: WerkbaumError, request_id: str | None) -> dict[str, Any]:
     return _text_result(to_text(body), is_error=True)
 
 
-def _problem(error: jsonschema.ValidationError) -> str:
-    where = "/".join(map(str, error.absolute_path)) or "(arguments)"
-    text = f"{where}: {error.message}"
-    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
-
-
 @attrs.frozen
 class CatalogueTool:
     """A catalogue :class:`ToolSpec` bound to the services it runs on."""
@@ -189,7 +181,7 @@ class CatalogueTool:
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             invalid = InvalidArgument(
-                "arguments do not match the input schema", problems=[_problem(e) for e in errors]
+                "arguments do not match the input schema", problems=[problem(e) for e in errors]
             )
             return error_result(invalid, caller.request_id)
         call = functools.partial(self.spec.call, self.services, arguments, caller)
