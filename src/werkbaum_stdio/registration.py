@@ -399,6 +399,20 @@ def rendered_prompt(spec: PromptSpec, arguments: dict[str, str]) -> types.GetPro
 # ------------------------------------------------------------------ the server
 
 
+_NOT_INITIALIZED = types.ErrorData(
+    code=types.INVALID_PARAMS, message="Invalid request parameters", data=""
+)
+"""What the SDK's runner raises for a request before the handshake (its one use of an
+``MCPError`` with exactly this shape; a pydantic ``ValidationError`` is its other
+-32602 with this wording, and it passes unchanged)."""
+NOT_INITIALIZED = (
+    "no session yet: send initialize first, or give the protocol version "
+    f"({types.LATEST_PROTOCOL_VERSION}) in the request's _meta "
+    f'"{types.PROTOCOL_VERSION_META_KEY}"'
+)
+"""The message a request before ``initialize`` gets instead (same code, -32602)."""
+
+
 class AnswerGuard:
     """Server middleware: a request whose answer cannot be built gets a JSON-RPC error.
 
@@ -409,7 +423,8 @@ class AnswerGuard:
     the exception's text, the 2026 era with a bare "Internal server error".
     Here both get :data:`~mcp.types.INTERNAL_ERROR` (-32603) with a message
     that says what happened, and the server log gets one line; the connection
-    serves the next request as before.
+    serves the next request as before. A request before the handshake keeps
+    the SDK's code but is told what is missing (:data:`NOT_INITIALIZED`).
     """
 
     async def __call__(self, ctx: Context, call_next: Callable[[Context], Awaitable[Any]]) -> Any:
@@ -417,7 +432,11 @@ class AnswerGuard:
             return await call_next(ctx)
         try:
             return await call_next(ctx)
-        except (MCPError, ValidationError):  # already a JSON-RPC error on the wire
+        except MCPError as exc:  # already a JSON-RPC error on the wire
+            if exc.error == _NOT_INITIALIZED:
+                raise MCPError(code=types.INVALID_PARAMS, message=NOT_INITIALIZED) from None
+            raise
+        except ValidationError:  # the SDK's -32602 for params of the wrong shape
             raise
         except Exception as exc:
             if too_deep(exc):
