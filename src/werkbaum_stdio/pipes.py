@@ -42,7 +42,6 @@ import anyio.from_thread
 import anyio.lowlevel
 import mcp.types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from pydantic import TypeAdapter
 
@@ -140,7 +139,7 @@ class _Pending:
     """Ids of the requests read and not yet answered (used on the event loop only).
 
     Ids are compared as the SDK correlates them (``"7"`` and ``7`` are one id,
-    ``coerce_request_id``): its table of running requests holds one entry per
+    :func:`_correlated`): its table of running requests holds one entry per
     id, so a second request under an id still running would take the first
     one's place there (a cancellation would reach the wrong one), and the
     first answer would end the wait for both at end of input.
@@ -156,7 +155,7 @@ class _Pending:
         (JSON-RPC ids tell answers apart): the answer refusing it is returned."""
         message = item.message if isinstance(item, SessionMessage) else None
         if isinstance(message, types.JSONRPCRequest):
-            key = coerce_request_id(message.id)
+            key = _correlated(message.id)
             if key in self._ids:
                 log.warning("refused request %.80r: its id is taken", message.id)
                 return error_line(types.INVALID_REQUEST, DUPLICATE_ID, message.id)
@@ -179,7 +178,7 @@ class _Pending:
     def _answered(self, request_id: object) -> None:
         if not isinstance(request_id, str | int):
             return
-        key = coerce_request_id(request_id)
+        key = _correlated(request_id)
         if key in self._ids:
             self._ids.discard(key)
             if not self._ids:
@@ -188,6 +187,15 @@ class _Pending:
     async def all_answered(self, timeout: float) -> None:
         with anyio.move_on_after(timeout):
             await self._none_left.wait()
+
+
+def _correlated(request_id: types.RequestId) -> types.RequestId:
+    """The id as the SDK's dispatcher keys running requests: a string that ``int`` reads
+    is that integer (so that a client echoing ids as strings still correlates)."""
+    if isinstance(request_id, str):
+        with suppress(ValueError):
+            return int(request_id)
+    return request_id
 
 
 def _read_lines(
