@@ -27,7 +27,16 @@ class DocumentSources:
     store: DocumentStore
 
     def resolve(self, source: str) -> Resolved:
-        source = document_in_uri(source) or source
+        return self._resolve_document(document_in_uri(source) or source)
+
+    def read(self, document: str) -> Snapshot:
+        """The ``werkbaum://doc/{document}`` resource, under the same rules as a tool's
+        ``source``; ``document`` is the template's value, percent-decoded once already,
+        so it is taken as it stands (never decoded again as a resource URI)."""
+        resolved = self._resolve_document(document)
+        return resolved.store.read(resolved.key)
+
+    def _resolve_document(self, source: str) -> Resolved:
         if not looks_like_document(source):
             raise ForbiddenSource(
                 "this server serves shared documents only: pass a document URL "
@@ -38,8 +47,3 @@ class DocumentSources:
             )
         ref = self.store.parse(source)  # ForbiddenSource for an unconfigured backend
         return Resolved(store=self.store, key=ref.url)
-
-    def read(self, document: str) -> Snapshot:
-        """A document's snapshot, under the same rules as a tool's ``source``."""
-        resolved = self.resolve(document)
-        return resolved.store.read(resolved.key)

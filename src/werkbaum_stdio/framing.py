@@ -79,6 +79,7 @@ def error_line(code: int, message: str, request_id: types.RequestId | None) -> b
     return _ERROR.dump_json(error, by_alias=True, exclude_unset=True) + b"\n"
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
 _ERROR = TypeAdapter(types.JSONRPCError)
 _MESSAGE = types.jsonrpc_message_adapter
 
@@ -87,6 +88,8 @@ def decode_line(line: bytes) -> SessionMessage | Refusal | None:
     """The message on ``line``, or why there is none; ``None`` for a blank line."""
     if not line.strip():
         return None
+    # RFC 8259 §8.1 lets a parser ignore a byte order mark; some Windows pipes send one.
+    line = line.removeprefix(UTF8_BOM)
     try:
         message = _MESSAGE.validate_json(line, by_name=False)
     except ValidationError as exc:

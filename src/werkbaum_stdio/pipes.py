@@ -64,6 +64,11 @@ QUEUED = 16
 DRAIN_SECONDS = 30.0
 """At end of input, how long requests still running may take to be answered."""
 
+DUPLICATE_ID = (
+    "invalid request: its id is taken by a request not yet answered (give each request its own id)"
+)
+"""The ``-32600`` answer to a request whose id another unanswered request carries."""
+
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h; not exported by Python 3.11's fcntl
 SKIP_CHUNK = 1 << 20
 """Read size while skipping the rest of an overlong line."""
@@ -131,19 +136,32 @@ def _widen(fd: int) -> None:
 
 
 class _Pending:
-    """Ids of the requests read and not yet answered (used on the event loop only)."""
+    """Ids of the requests read and not yet answered (used on the event loop only).
+
+    Ids are compared as the SDK correlates them (``"7"`` and ``7`` are one id,
+    :func:`_correlated`): its table of running requests holds one entry per
+    id, so a second request under an id still running would take the first
+    one's place there (a cancellation would reach the wrong one), and the
+    first answer would end the wait for both at end of input.
+    """
 
     def __init__(self) -> None:
         self._ids: set[types.RequestId] = set()
         self._none_left = anyio.Event()
         self._none_left.set()
 
-    def read(self, item: Incoming) -> None:
+    def read(self, item: Incoming) -> bytes | None:
+        """Note a request read; a request whose id is still unanswered is not passed on
+        (JSON-RPC ids tell answers apart): the answer refusing it is returned."""
         message = item.message if isinstance(item, SessionMessage) else None
         if isinstance(message, types.JSONRPCRequest):
+            key = _correlated(message.id)
+            if key in self._ids:
+                log.warning("refused request %.80r: its id is taken", message.id)
+                return error_line(types.INVALID_REQUEST, DUPLICATE_ID, message.id)
             if not self._ids:
                 self._none_left = anyio.Event()
-            self._ids.add(message.id)
+            self._ids.add(key)
         elif (
             isinstance(message, types.JSONRPCNotification)
             and message.method == "notifications/cancelled"
@@ -151,20 +169,33 @@ class _Pending:
         ):
             # A cancelled request gets no answer (MCP), so it is not waited for.
             self._answered(message.params.get("requestId"))
+        return None
 
     def written(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self._answered(message.id)
 
     def _answered(self, request_id: object) -> None:
-        if request_id in self._ids:
-            self._ids.discard(request_id)
+        if not isinstance(request_id, str | int):
+            return
+        key = _correlated(request_id)
+        if key in self._ids:
+            self._ids.discard(key)
             if not self._ids:
                 self._none_left.set()
 
     async def all_answered(self, timeout: float) -> None:
         with anyio.move_on_after(timeout):
             await self._none_left.wait()
+
+
+def _correlated(request_id: types.RequestId) -> types.RequestId:
+    """The id as the SDK's dispatcher keys running requests: a string that ``int`` reads
+    is that integer (so that a client echoing ids as strings still correlates)."""
+    if isinstance(request_id, str):
+        with suppress(ValueError):
+            return int(request_id)
+    return request_id
 
 
 def _read_lines(
@@ -177,9 +208,11 @@ def _read_lines(
     """Reader thread: one JSON-RPC message per line, parsed here rather than on the loop;
     a line that is not one is answered here (:func:`_refused`)."""
 
-    async def hand_over(item: Incoming) -> None:
-        pending.read(item)
-        await to_session.send(item)
+    async def hand_over(item: Incoming) -> bytes | None:
+        refusal = pending.read(item)
+        if refusal is None:
+            await to_session.send(item)
+        return refusal
 
     async def end() -> None:
         await pending.all_answered(DRAIN_SECONDS)
@@ -197,8 +230,10 @@ def _read_lines(
                     item = decode_line(line)
                 if isinstance(item, Refusal):
                     _refused(item, writer)
-                elif item is not None:
-                    anyio.from_thread.run(hand_over, item, token=token)
+                elif item is not None and (
+                    refused := anyio.from_thread.run(hand_over, item, token=token)
+                ):
+                    writer.put(refused)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, RuntimeError, OSError):
         pass  # the session ended first, or the loop is gone
     finally:
@@ -302,6 +337,8 @@ async def _send_answers(
     async with from_session:
         async for message in from_session:
             data = encoded(message.message)
+            # Before the answer can reach the host: a host may reuse an id once it
+            # has its answer, and that request must not find the id still taken.
+            pending.written(message.message)
             if data is not None and not writer.put_nowait(data):
                 await anyio.to_thread.run_sync(writer.put, data)
-            pending.written(message.message)

@@ -39,7 +39,13 @@ from mcp.shared.uri_template import UriTemplate
 from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
-from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
+from werkbaum_core.errors import (
+    ForbiddenSource,
+    InvalidArgument,
+    NotFound,
+    TooLarge,
+    WerkbaumError,
+)
 from werkbaum_core.guide import GUIDE_MIME, GUIDE_URI, bundled_guide
 from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
@@ -47,6 +53,7 @@ from werkbaum_core.rules.result import to_text
 from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.framing import UNENCODABLE, too_deep
 from werkbaum_stdio.plan_view import plan_view
+from werkbaum_stdio.schema_problems import problem
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +64,6 @@ VERSION = __version__
 DOC_TEMPLATE = "werkbaum://doc/{document}"
 MAX_REQUEST_ID_HEADER = 128
 """Longest ``X-Request-Id`` header value passed on to audit lines (longer ones are cut)."""
-MAX_PROBLEM_CHARS = 300
-"""Longest schema problem reported: the validator quotes the offending value, which
-may be a whole plan text."""
 
 WORKING_ORDER = (
     "Werkbaum plans (work-breakdown notation). Read werkbaum://guide once for the "
@@ -138,12 +142,6 @@ def error_result(exc: WerkbaumError, request_id: str | None) -> dict[str, Any]:
     return _text_result(to_text(body), is_error=True)
 
 
-def _problem(error: jsonschema.ValidationError) -> str:
-    where = "/".join(map(str, error.absolute_path)) or "(arguments)"
-    text = f"{where}: {error.message}"
-    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
-
-
 @attrs.frozen
 class CatalogueTool:
     """A catalogue :class:`ToolSpec` bound to the services it runs on."""
@@ -184,7 +182,7 @@ class CatalogueTool:
         errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             invalid = InvalidArgument(
-                "arguments do not match the input schema", problems=[_problem(e) for e in errors]
+                "arguments do not match the input schema", problems=[problem(e) for e in errors]
             )
             return error_result(invalid, caller.request_id)
         call = functools.partial(self.spec.call, self.services, arguments, caller)
@@ -260,18 +258,48 @@ class InvalidCursor(Exception):
     """A ``resources/list`` cursor this server did not hand out."""
 
 
-def resource_error(exc: WerkbaumError, uri: str) -> MCPError:
-    """A core error as a JSON-RPC error: not found → -32602, else -32603 with the code."""
+RESOURCE_NOT_FOUND_LEGACY = -32002
+"""MCP's "resource not found" up to protocol 2025-11-25; from 2026-07-28 on it is
+``-32602`` invalid params (SEP-2164)."""
+NOT_FOUND_IS_INVALID_PARAMS_SINCE = "2026-07-28"
+"""The first protocol version (versions are ISO dates, so they order as strings) whose
+"resource not found" is ``-32602``."""
+
+
+def resource_not_found_code(protocol_version: str) -> int:
+    """The code of "resource not found" in the protocol version the request came in."""
+    if protocol_version >= NOT_FOUND_IS_INVALID_PARAMS_SINCE:
+        return types.INVALID_PARAMS
+    return RESOURCE_NOT_FOUND_LEGACY
+
+
+def resource_error(exc: WerkbaumError, uri: str, protocol_version: str) -> MCPError:
+    """A core error of a resource read as a JSON-RPC error, worded as the tool error is.
+
+    ``not_found`` is MCP's "resource not found"; a URI the server refuses to serve as
+    asked (``invalid_argument``, ``forbidden_source``, ``too_large``) is invalid params;
+    only a source that cannot answer now (``source_unavailable``) or a failure of the
+    server is an internal error. The message is the tool error's, after its code (a
+    client may show the message alone); ``data`` holds the URI and the tool error's
+    fields (``code``, and details such as ``limit``).
+    """
     if isinstance(exc, NotFound):
-        return MCPError(code=types.INVALID_PARAMS, message=exc.message, data={"uri": uri})
-    return MCPError(
-        code=types.INTERNAL_ERROR, message=f"{exc.code}: {exc.message}", data={"uri": uri}
-    )
+        code = resource_not_found_code(protocol_version)
+    elif isinstance(exc, InvalidArgument | ForbiddenSource | TooLarge):
+        code = types.INVALID_PARAMS
+    else:
+        code = types.INTERNAL_ERROR
+    body = exc.to_json()["error"]
+    message = f"{exc.code}: {body.pop('message')}"
+    return MCPError(code=code, message=message, data={"uri": uri, **body})
 
 
-def unknown_resource(uri: str) -> MCPError:
+def unknown_resource(uri: str, protocol_version: str) -> MCPError:
+    """No resource and no template has this URI: MCP's "resource not found"."""
     return MCPError(
-        code=types.INVALID_PARAMS, message=f"Unknown resource: {uri}", data={"uri": uri}
+        code=resource_not_found_code(protocol_version),
+        message=f"Unknown resource: {uri}",
+        data={"uri": uri},
     )
 
 
@@ -372,6 +400,20 @@ def rendered_prompt(spec: PromptSpec, arguments: dict[str, str]) -> types.GetPro
 # ------------------------------------------------------------------ the server
 
 
+_NOT_INITIALIZED = types.ErrorData(
+    code=types.INVALID_PARAMS, message="Invalid request parameters", data=""
+)
+"""What the SDK's runner raises for a request before the handshake (its one use of an
+``MCPError`` with exactly this shape; a pydantic ``ValidationError`` is its other
+-32602 with this wording, and it passes unchanged)."""
+NOT_INITIALIZED = (
+    "no session yet: send initialize first, or give the protocol version "
+    f"({types.LATEST_PROTOCOL_VERSION}) in the request's _meta "
+    f'"{types.PROTOCOL_VERSION_META_KEY}"'
+)
+"""The message a request before ``initialize`` gets instead (same code, -32602)."""
+
+
 class AnswerGuard:
     """Server middleware: a request whose answer cannot be built gets a JSON-RPC error.
 
@@ -382,7 +424,8 @@ class AnswerGuard:
     the exception's text, the 2026 era with a bare "Internal server error".
     Here both get :data:`~mcp.types.INTERNAL_ERROR` (-32603) with a message
     that says what happened, and the server log gets one line; the connection
-    serves the next request as before.
+    serves the next request as before. A request before the handshake keeps
+    the SDK's code but is told what is missing (:data:`NOT_INITIALIZED`).
     """
 
     async def __call__(self, ctx: Context, call_next: Callable[[Context], Awaitable[Any]]) -> Any:
@@ -390,7 +433,11 @@ class AnswerGuard:
             return await call_next(ctx)
         try:
             return await call_next(ctx)
-        except (MCPError, ValidationError):  # already a JSON-RPC error on the wire
+        except MCPError as exc:  # already a JSON-RPC error on the wire
+            if exc.error == _NOT_INITIALIZED:
+                raise MCPError(code=types.INVALID_PARAMS, message=NOT_INITIALIZED) from None
+            raise
+        except ValidationError:  # the SDK's -32602 for params of the wrong shape
             raise
         except Exception as exc:
             if too_deep(exc):
@@ -462,13 +509,13 @@ class _Handlers:
             view = await anyio.to_thread.run_sync(plan_view)
             read = ResourceRead(view.html, APP_MIME_TYPE, PLAN_VIEW_META)
         else:
-            read = await self._read_templated(uri)
+            read = await self._read_templated(uri, ctx.protocol_version)
         contents = types.TextResourceContents(
             uri=uri, text=read.text, mime_type=read.mime_type, _meta=read.meta
         )
         return types.ReadResourceResult(contents=[contents])
 
-    async def _read_templated(self, uri: str) -> ResourceRead:
+    async def _read_templated(self, uri: str, protocol_version: str) -> ResourceRead:
         for route in self.templates:
             value = route.match(uri)
             if value is None:
@@ -476,8 +523,8 @@ class _Handlers:
             try:
                 return await anyio.to_thread.run_sync(route.read, value)
             except WerkbaumError as exc:
-                raise resource_error(exc, uri) from None
-        raise unknown_resource(uri)
+                raise resource_error(exc, uri, protocol_version) from None
+        raise unknown_resource(uri, protocol_version)
 
     async def list_prompts(
         self, ctx: Context, params: types.PaginatedRequestParams | None

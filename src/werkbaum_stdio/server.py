@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import unquote
 
 import anyio.from_thread
 import attrs
@@ -85,6 +84,8 @@ def file_template(files: FileStore) -> TemplateRoute:
     """``werkbaum://file/{+path}``: a plan file with its base (version, checksum) in ``_meta``.
 
     The file store's rules (plan files only, under the roots) apply as for tool sources.
+    The template match has percent-decoded the path once, as a tool decodes a
+    ``werkbaum://file/`` source once: a listed URI reads back the very file listed.
     """
     listed = types.ResourceTemplate(
         uri_template=FILE_TEMPLATE,
@@ -93,7 +94,7 @@ def file_template(files: FileStore) -> TemplateRoute:
         description="A plan file under the server's roots (path relative to its root).",
         mime_type="text/plain",
     )
-    return snapshot_route(listed, "path", lambda path: files.read(unquote(path)))
+    return snapshot_route(listed, "path", files.read)
 
 
 def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:

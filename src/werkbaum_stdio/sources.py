@@ -49,7 +49,7 @@ class LocalSources:
 
     def resolve(self, source: str) -> Resolved:
         source = document_in_uri(source) or source
-        if looks_like_document(source) or source.lower().startswith(URL_PREFIXES):
+        if _names_document(source):
             # parse() names what is wrong with a URL that is not a document's.
             return Resolved(store=self.documents, key=self.documents.parse(source).url)
         path = file_path(source)
@@ -68,10 +68,20 @@ class LocalSources:
         return self.mirror_files.redirect(str(real))
 
     def read_document(self, document: str) -> Snapshot:
-        """The ``werkbaum://doc/{document}`` resource: documents only, never a file."""
-        resolved = self.resolve(document)
-        if resolved.store is not self.documents:
+        """The ``werkbaum://doc/{document}`` resource: documents only, never a file.
+
+        ``document`` is the template's value, percent-decoded once already; it is a
+        document URL, share link or uuid as it stands, never a resource URI to be
+        decoded again.
+        """
+        if not _names_document(document):
             raise InvalidArgument(
                 "werkbaum://doc/ takes a document URL, share link or uuid", source=document
             )
-        return self.documents.read(resolved.key)
+        return self.documents.read(self.documents.parse(document).url)
+
+
+def _names_document(source: str) -> bool:
+    """Whether ``source`` goes to the documents store: a document form, or any http(s)
+    URL (which the store refuses with a reason if it names no document)."""
+    return looks_like_document(source) or source.lower().startswith(URL_PREFIXES)

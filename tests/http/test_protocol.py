@@ -195,7 +195,12 @@ async def test_guide_and_documents_as_resources_and_through_tools(
         assert [t.uri_template for t in templates] == ["werkbaum://doc/{document}"]
         guide = (await client.read_resource("werkbaum://guide")).contents[0]
         assert guide.mime_type == "text/markdown" and "Werkbaum" in guide.text  # type: ignore[union-attr]
-        for uri in (f"werkbaum://doc/{uuid}", f"werkbaum://doc/{quote(document, safe='')}"):
+        share_link = f"{base_url}/?live={quote(document, safe='')}"
+        for uri in (
+            f"werkbaum://doc/{uuid}",
+            f"werkbaum://doc/{quote(document, safe='')}",
+            f"werkbaum://doc/{quote(share_link, safe='')}",  # decoded once: the link
+        ):
             contents = (await client.read_resource(uri)).contents
             assert len(contents) == 1
             item = contents[0]
@@ -207,6 +212,7 @@ async def test_guide_and_documents_as_resources_and_through_tools(
             f"werkbaum://doc/{quote(foreign, safe='')}",
             "werkbaum://doc/plan.werkbaum",
             "werkbaum://file/plan.werkbaum",
+            f"werkbaum://doc/{quote(f'werkbaum://doc/{uuid}', safe='')}",  # not decoded twice
         ):
             with pytest.raises(MCPError):
                 await client.read_resource(refused)

@@ -23,6 +23,7 @@ from tests.stdio.test_log_level import ENVELOPE
 from tests.stdio.test_pipes import HANDSHAKE, answers, encoded, send_all, start
 from werkbaum_core import MAX_TEXT_CHARS
 from werkbaum_stdio.framing import MAX_LINE_BYTES, UNENCODABLE
+from werkbaum_stdio.registration import NOT_INITIALIZED
 
 ODD_REQUESTS: list[tuple[bytes, Any, int]] = [
     # (line, the id it is answered with, JSON-RPC error code)
@@ -206,3 +207,21 @@ def test_an_answer_too_deep_to_encode_is_an_error_for_its_request(modern: bool) 
     assert [t["name"] for t in found["after"][0]["result"]["tools"]] == ["nest"]
     logged = done.stderr.decode().splitlines()
     assert len(logged) == errors.count(True) + 1, logged  # one ERROR line per such answer
+
+
+def test_a_request_before_the_handshake_is_told_what_is_missing(project: Path) -> None:
+    process = start(project)
+    send_all(process, [encoded({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})], close=True)
+    [answer] = answers(process)
+    assert answer["error"] == {"code": -32602, "message": NOT_INITIALIZED}
+    assert "initialize" in NOT_INITIALIZED and "protocolVersion" in NOT_INITIALIZED
+
+
+def test_a_line_starting_with_a_byte_order_mark_is_served(project: Path) -> None:
+    """Some Windows pipes put U+FEFF first; RFC 8259 lets a parser ignore it (was -32700,
+    id null)."""
+    bom = b"\xef\xbb\xbf"
+    line = bom + encoded({"jsonrpc": "2.0", "id": "bom", "method": "tools/list"})
+    found = by_id(run_session(project, [line, bom + ping("next")]))
+    assert len(found["bom"][0]["result"]["tools"]) == 10
+    assert found["next"][0]["result"] == {}

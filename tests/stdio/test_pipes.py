@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.stdio.conftest import claude_code_style, raw_handshake
+from tests.stdio.conftest import audit_lines, claude_code_style, raw_handshake
+from werkbaum_core import checksum
+from werkbaum_stdio.pipes import DUPLICATE_ID
 
 HANDSHAKE = raw_handshake("init", "pipe-test")
 
@@ -115,6 +117,60 @@ def test_closing_stdin_right_after_the_requests_still_answers_them_all(
     send_all(process, lines, close=True)
     got = [m["id"] for m in answers(process) if m.get("id") in (1, 2, 3)]
     assert sorted(got) == [1, 2, 3]
+
+
+def set_status(
+    request_id: int | str, source: str, text: str, node: str, status: str = "x"
+) -> dict[str, Any]:
+    base = {"version": None, "checksum": checksum(text)}
+    arguments = {"source": source, "base": base, "id": node, "status": status}
+    params = {"name": "werkbaum_set_status", "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def test_a_second_request_under_an_unanswered_id_is_refused_and_the_first_completes(
+    project: Path,
+) -> None:
+    """Two writes with id 7, then end of input: the drain counted ids in a set and ended
+    with the first answer, so the other write was cancelled and answered "Connection
+    closed". Now the second is refused (-32600) before it runs; "7" is the same id
+    to the SDK. An id is free again once its answer is out (id 9 twice, in turn)."""
+    big = "[ ] #r: R (L)\n" + "".join(f"  - [ ] #n{i}: N {i} (S)\n" for i in range(20_000))
+    small = "[ ] #s: S (S)\n  - [ ] #b: B (S)\n"
+    (project / "big.werkbaum").write_text(big, encoding="utf-8")
+    (project / "small.werkbaum").write_text(small, encoding="utf-8")
+    audit = project / "audit.jsonl"
+    process = start(project, "--audit-log", str(audit))
+    lines = [
+        *(encoded(m) for m in HANDSHAKE),
+        encoded(set_status(7, "big.werkbaum", big, "n5")),
+        encoded(set_status(7, "small.werkbaum", small, "b")),
+        encoded(set_status("7", "small.werkbaum", small, "b")),
+    ]
+    send_all(process, lines, close=True)
+    got = [m for m in answers(process) if m.get("id") in (7, "7")]
+    refused = {"code": -32600, "message": DUPLICATE_ID}
+    assert sorted(json.dumps(m.get("error")) for m in got) == sorted(
+        json.dumps(e) for e in [None, refused, refused]
+    ), got
+    assert "[x] #n5" in (project / "big.werkbaum").read_text(encoding="utf-8")
+    assert (project / "small.werkbaum").read_text(encoding="utf-8") == small
+    assert [line["outcome"] for line in audit_lines(audit)] == ["ok"]
+
+    process = start(project)
+    assert process.stdin is not None and process.stdout is not None
+    for m in HANDSHAKE:
+        process.stdin.write(encoded(m))
+    for status in ("~", "x"):
+        text = (project / "small.werkbaum").read_text(encoding="utf-8")
+        process.stdin.write(encoded(set_status(9, "small.werkbaum", text, "b", status)))
+        process.stdin.flush()
+        while (answer := json.loads(process.stdout.readline())).get("id") != 9:
+            pass
+        assert "result" in answer and not answer["result"]["isError"], answer
+    process.stdin.close()
+    answers(process)
+    assert "[x] #b" in (project / "small.werkbaum").read_text(encoding="utf-8")
 
 
 def test_a_host_that_stops_reading_does_not_hang_the_server(project: Path) -> None:

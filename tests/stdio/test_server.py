@@ -21,7 +21,7 @@ from tests.stdio.conftest import (
 )
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
-from werkbaum_stdio.registration import MAX_PROBLEM_CHARS
+from werkbaum_stdio.schema_problems import MAX_PROBLEM_CHARS
 
 pytestmark = pytest.mark.anyio
 
@@ -361,3 +361,35 @@ async def test_schema_problems_quote_at_most_a_bounded_part_of_the_value(client:
     assert error["code"] == "invalid_argument"
     assert [len(p) <= MAX_PROBLEM_CHARS for p in error["problems"]] == [True]
     assert error["problems"][0].startswith("text: [")
+    assert error["problems"][0].endswith("… is not of type 'string'")
+
+
+async def test_a_bound_problem_says_field_size_and_limit_before_any_quotation(
+    client: Client,
+) -> None:
+    base = (await read(client))["base"]
+    insert = {"op": "insert", "index": 1, "lines": ["  - [ ] #n: N (S)"]}
+    for tool, args, told in [
+        (
+            "werkbaum_inspect",
+            {"source": "plan.werkbaum", "find": "b " * 500_000},
+            "find: 1,000,000 characters; the limit is 200 characters (starts 'b b b",
+        ),
+        (
+            "werkbaum_apply_ops",
+            {"source": "plan.werkbaum", "base": base, "dryRun": True, "ops": [insert] * 1001},
+            "ops: 1,001 items; the limit is 1,000 items",
+        ),
+        (
+            "werkbaum_add_node",
+            {"source": "plan.werkbaum", "base": base, "parent": "a", "lines": ["- [ ] y"] * 10**5},
+            "lines: 100,000 items; the limit is 1,000 items",
+        ),
+        ("werkbaum_read", {"source": ""}, "source: 0 characters; the minimum is 1 character"),
+        ("werkbaum_inspect", {"source": "plan.werkbaum", "depth": -1}, "depth: -1 is less than"),
+    ]:
+        error = await error_of(client, tool, args)
+        assert error["code"] == "invalid_argument"
+        [said] = error["problems"]
+        assert said.startswith(told), said
+        assert len(said) <= len(told) + 50, said

@@ -27,6 +27,21 @@ def _type_of(schema: dict[str, Any]) -> str:
     return str(kind)
 
 
+_BOUNDS = (
+    ("maxLength", "at most {:,} characters"),
+    ("maxItems", "at most {:,} items"),
+    ("minimum", "≥ {:,}"),
+    ("maximum", "≤ {:,}"),
+)
+"""The schema bounds the reference states (the lower bound 1 of a non-empty value aside)."""
+
+
+def _with_bounds(schema: dict[str, Any]) -> str:
+    """The parameter's type and the bounds the input schema checks (``ops`` at most 1,000)."""
+    bounds = [words.format(schema[key]) for key, words in _BOUNDS if key in schema]
+    return ", ".join([_type_of(schema), *bounds])
+
+
 def _tool_section(spec: ToolSpec) -> list[str]:
     props: dict[str, Any] = spec.input_schema["properties"]
     required = set(spec.input_schema.get("required", ()))
@@ -49,7 +64,7 @@ def _tool_section(spec: ToolSpec) -> list[str]:
             continue
         needed = "yes" if name in required else "no"
         note = schema.get("description", "")
-        out.append(f"| `{name}` | {_type_of(schema)} | {needed} | {note} |")
+        out.append(f"| `{name}` | {_with_bounds(schema)} | {needed} | {note} |")
     if not spec.read_only:
         out.append(
             "| `allowWarnings`, `allowProd`, `dryRun` | boolean | no | guard rails and preview |"

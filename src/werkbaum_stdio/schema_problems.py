@@ -1,0 +1,73 @@
+"""One line per input-schema problem, with the reason before any quoted value.
+
+jsonschema words a problem as the offending value's ``repr`` followed by the
+reason (``[{'op': …}, …] is too long``). The value may be a thousand ops or a
+whole plan text, and a problem is cut to :data:`MAX_PROBLEM_CHARS`, so the
+reason was cut off. Here a bound says the field, its size and the limit first
+(in the words of a ``too_large`` error), and any other problem quotes at most
+:data:`MAX_QUOTED_CHARS` of the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sized
+from typing import Any
+
+import jsonschema
+
+MAX_PROBLEM_CHARS = 300
+"""Longest schema problem reported (a key or an enum list may still be long)."""
+MAX_QUOTED_CHARS = 40
+"""Longest quotation of the offending value in a problem."""
+
+_UNITS: dict[str, tuple[str, type[Sized]]] = {
+    "maxLength": ("character", str),
+    "minLength": ("character", str),
+    "maxItems": ("item", list),
+    "minItems": ("item", list),
+    "maxProperties": ("property", dict),
+    "minProperties": ("property", dict),
+}
+"""The size bounds: what they count, in values of which type."""
+_PLURAL = {"character": "characters", "item": "items", "property": "properties"}
+
+
+def problem(error: jsonschema.ValidationError) -> str:
+    """``FIELD: REASON`` for one validation error (``(arguments)`` for the whole call)."""
+    where = "/".join(map(str, error.absolute_path)) or "(arguments)"
+    text = f"{where}: {_size_bound(error) or _shortened(error)}"
+    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
+
+
+def quoted(value: Any) -> str:
+    """The value's ``repr``, cut to :data:`MAX_QUOTED_CHARS`."""
+    text = repr(value)
+    return text if len(text) <= MAX_QUOTED_CHARS else text[: MAX_QUOTED_CHARS - 1] + "…"
+
+
+def _count(number: int, unit: str) -> str:
+    return f"{number:,} {unit if number == 1 else _PLURAL[unit]}"
+
+
+def _size_bound(error: jsonschema.ValidationError) -> str | None:
+    """``N UNITS; the limit is M UNITS`` (or ``the minimum is``), None for other problems."""
+    counted = _UNITS.get(str(error.validator))
+    if counted is None:
+        return None
+    unit, kind = counted
+    value, limit = error.instance, error.validator_value
+    if not isinstance(value, kind) or not isinstance(limit, int):
+        return None
+    bound = "the limit" if str(error.validator).startswith("max") else "the minimum"
+    reason = f"{_count(len(value), unit)}; {bound} is {_count(limit, unit)}"
+    if isinstance(value, str) and value:
+        reason += f" (starts {quoted(value[:MAX_QUOTED_CHARS])})"
+    return reason
+
+
+def _shortened(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message with its leading quotation of the value shortened."""
+    full = repr(error.instance)
+    if len(full) > MAX_QUOTED_CHARS and error.message.startswith(full):
+        return quoted(error.instance) + error.message[len(full) :]
+    return error.message
