@@ -49,11 +49,11 @@ from werkbaum_core.errors import (
 from werkbaum_core.guide import GUIDE_MIME, GUIDE_URI, bundled_guide
 from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
-from werkbaum_core.rules.result import to_text
+from werkbaum_core.rules.result import ToolResult, to_text
 from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.framing import UNENCODABLE, too_deep
 from werkbaum_stdio.plan_view import plan_view
-from werkbaum_stdio.schema_problems import problem
+from werkbaum_stdio.schema_problems import problems
 
 log = logging.getLogger(__name__)
 
@@ -176,16 +176,18 @@ class CatalogueTool:
     def _validator(self) -> jsonschema.Draft202012Validator:
         return jsonschema.Draft202012Validator(self.spec.input_schema)
 
+    def _checked_call(self, arguments: dict[str, Any], caller: Caller) -> ToolResult:
+        """The tool's work after the input-schema check, both in the worker thread: a
+        check of a large argument costs time in proportion to it, off the event loop."""
+        found = problems(self._validator, arguments)
+        if found:
+            raise InvalidArgument("arguments do not match the input schema", problems=found)
+        return self.spec.call(self.services, arguments, caller)
+
     async def call(self, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        """The wire result of one call: checked against the input schema, run in a
+        """The wire result of one call: checked against the input schema and run in a
         worker thread, shaped once."""
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-        if errors:
-            invalid = InvalidArgument(
-                "arguments do not match the input schema", problems=[problem(e) for e in errors]
-            )
-            return error_result(invalid, caller.request_id)
-        call = functools.partial(self.spec.call, self.services, arguments, caller)
+        call = functools.partial(self._checked_call, arguments, caller)
         try:
             # Not abandoned on cancellation: once a write has begun it completes
             # (file, mirror commit, audit line) even if the client has gone.

@@ -63,3 +63,38 @@ async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> No
         assert max(latencies) < took / 2, (max(latencies), took)
     finally:
         engine.close()
+
+
+async def test_worker_answers_while_a_large_argument_is_checked(backend: Backend) -> None:
+    """The input-schema check costs time in proportion to the arguments: it runs in the
+    worker thread with the tool, so the loop keeps answering meanwhile."""
+    engine = LazyEngine("dukpy", "")
+    # 1,000 ops (the limit) of 1,500 empty lines each: every line is checked, ~6 MB.
+    ops = [{"op": "insert", "index": 0, "count": 0, "lines": [""] * 1_500}] * 1_000
+    try:
+        with serving(make_app(backend, engine)) as url:
+            async with connect(url, FULL_TOKEN, "auto") as client:
+                latencies: list[float] = []
+                finished: list[float] = []
+
+                async def write() -> None:
+                    base = {"version": 1, "checksum": "sha256:" + "0" * 64}
+                    arguments = {"source": "doc", "base": base, "ops": ops}
+                    await client.call_tool("werkbaum_apply_ops", arguments)
+                    finished.append(time.monotonic())
+
+                async with httpx.AsyncClient() as raw, anyio.create_task_group() as tasks:
+                    started = time.monotonic()
+                    tasks.start_soon(write)
+                    while not finished:
+                        sent = time.monotonic()
+                        assert (await raw.get(f"{url}/healthz")).status_code == 200
+                        if not finished:
+                            latencies.append(time.monotonic() - sent)
+                        await anyio.sleep(0.02)
+        took = finished[0] - started
+        assert took > 0.3, f"the check must be long enough to matter ({took:.2f}s)"
+        assert len(latencies) >= 3, latencies
+        assert max(latencies) < took / 2, (max(latencies), took)
+    finally:
+        engine.close()

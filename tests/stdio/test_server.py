@@ -385,6 +385,11 @@ async def test_a_bound_problem_says_field_size_and_limit_before_any_quotation(
             {"source": "plan.werkbaum", "base": base, "parent": "a", "lines": ["- [ ] y"] * 10**5},
             "lines: 100,000 items; the limit is 1,000 items",
         ),
+        (  # objects in a uniqueItems array: jsonschema compares them pair by pair
+            "werkbaum_inspect",
+            {"source": "plan.werkbaum", "include": [{"a": i} for i in range(20_000)]},
+            "include: 20,000 items; the limit is 4 items",
+        ),
         ("werkbaum_read", {"source": ""}, "source: 0 characters; the minimum is 1 character"),
         ("werkbaum_inspect", {"source": "plan.werkbaum", "depth": -1}, "depth: -1 is less than"),
     ]:

@@ -98,6 +98,7 @@ INSPECT_INPUT: Schema = {
             "type": "array",
             "items": {"enum": ["tree", "warnings", "path", "stations"]},
             "uniqueItems": True,
+            "maxItems": 4,
             "description": (
                 "Parts: tree, warnings, path, stations (what is next, as node summaries); "
                 "default: tree, warnings and path. With find, depth or hideDone: only "
