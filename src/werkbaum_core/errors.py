@@ -30,20 +30,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from werkbaum_core import display
+
 
 class WerkbaumError(Exception):
-    """Base class: a failure with a machine-readable code and details."""
+    """Base class: a failure with a machine-readable code and details.
+
+    Messages and details name paths, link targets and roots as the file system
+    gave them, which may hold bytes that are not UTF-8; the message is kept in
+    its display form (:func:`display.text`) and so is every string of the
+    JSON body, so that no error can make the answer or log line that carries
+    it unencodable.
+    """
 
     code = "error"
 
     def __init__(self, message: str, **details: Any) -> None:
+        message = display.text(message)
         super().__init__(message)
         self.message = message
         self.details = {k: v for k, v in details.items() if v is not None}
 
     def to_json(self) -> dict[str, Any]:
         """The ``{"error": {...}}`` body a tool error carries."""
-        return {"error": {"code": self.code, "message": self.message, **self.details}}
+        body = {"code": self.code, "message": self.message, **self.details}
+        return {"error": display.json_values(body)}
 
 
 class InvalidArgument(WerkbaumError):

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from werkbaum_core import display
+
 
 class AuditLog:
     """Appends audit lines to a file, or to stderr (stdout is the JSON-RPC wire).
@@ -30,7 +32,9 @@ class AuditLog:
         line.update({k: v for k, v in event.items() if v is not None})
         if self._client_id and "clientId" not in line:
             line["clientId"] = self._client_id
-        text = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # A value may name a path in bytes that are not UTF-8 (a mirror file, a message).
+        text = json.dumps(display.json_values(line), ensure_ascii=False, separators=(",", ":"))
+        text += "\n"
         with self._lock:
             if self._path is None:
                 self._emit(sys.stderr, text)

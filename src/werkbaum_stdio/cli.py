@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from werkbaum_core import Engine, WerkbaumError
+from werkbaum_core import Engine, WerkbaumError, display
 from werkbaum_core.convert import converter
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.model import View
@@ -284,7 +284,7 @@ def render(
         text = read_plan(plan)
     except Unreadable as exc:
         fail(f"{file}: {exc.reason}", diag.EXIT_UNREADABLE)
-    title = "plan" if plan.path is None else plan.path.name
+    title = "plan" if plan.path is None else display.text(plan.path.name)
     try:
         with Engine.create(
             choose_executor(engine, frontend=frontend), frontend, extra_entries=[PICTURES_ENTRY]
@@ -344,7 +344,7 @@ def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -
     if not outcome.ok:
         code = EXIT_MIRROR_FETCH if outcome.stage == "fetch" else EXIT_MIRROR_GIT
         fail(outcome.error or "mirror failed", code)
-    click.echo(outcome.describe())
+    click.echo(display.terminal(outcome.describe()))
 
 
 def main() -> None:

@@ -160,7 +160,7 @@ def directories(roots: Sequence[types.Root]) -> tuple[Path, ...]:
         parts = urlsplit(str(root.uri))
         if parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
             continue
-        path = unquote(parts.path)
+        path = unquote(parts.path, errors="surrogateescape")  # %E9: the byte, as os names it
         if not path.startswith("/") or "\0" in path:
             continue
         real = Path(os.path.realpath(path))

@@ -19,7 +19,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from werkbaum_core import __version__
+from werkbaum_core import __version__, display
 from werkbaum_core.engine import EXECUTORS
 from werkbaum_core.errors import WerkbaumError
 
@@ -61,8 +61,13 @@ def engine_options(func: F) -> F:
 
 
 def fail(message: str, code: int, prog: str = "werkbaum") -> NoReturn:
-    """One line on stderr, ``PROG: message``, then exit with ``code``."""
-    click.echo(f"{prog}: {message}", err=True)
+    """One line on stderr, ``PROG: message``, then exit with ``code``.
+
+    The message names files and values as given (a file name may hold a newline, an
+    escape sequence or bytes that are not UTF-8), so it is printed in its terminal form
+    (:func:`display.terminal`): one line, nothing a terminal would act on.
+    """
+    click.echo(f"{prog}: {display.terminal(message)}", err=True)
     sys.exit(code)
 
 
@@ -96,7 +101,7 @@ def run(command: click.Command, prog: str) -> NoReturn:
         where = exc.ctx.command_path if exc.ctx else prog
         message = _LINE_BREAK.sub(" ", exc.format_message().strip())
         message = _SUGGESTION.sub(lambda m: f" (did you mean {m[1]}?)", message).rstrip(".")
-        click.echo(f"{where}: {message}; see {where} --help", err=True)
+        click.echo(f"{where}: {display.terminal(message)}; see {where} --help", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         fail(exc.format_message(), exc.exit_code, prog)

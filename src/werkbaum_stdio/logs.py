@@ -16,6 +16,8 @@ import logging
 import sys
 from typing import Any
 
+from werkbaum_core import display
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ACCESS_LOGGER = "werkbaum_http.access"
 
@@ -31,12 +33,20 @@ class LogLevel(enum.StrEnum):
 DEFAULT_LEVEL = LogLevel.warning
 
 
+class _DisplayFormatter(logging.Formatter):
+    """Records in their display form (:func:`display.text`): a path that is not UTF-8 reads
+    ``caf\\xe9`` as in the answers, not ``caf\\udce9`` (stderr's ``backslashreplace``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return display.text(super().format(record))
+
+
 def configure(level: LogLevel = DEFAULT_LEVEL) -> None:
     """Route every logger to one stderr handler at ``level`` (idempotent)."""
     root = logging.getLogger()
     if not any(getattr(h, "werkbaum", False) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(FORMAT))
+        handler.setFormatter(_DisplayFormatter(FORMAT))
         handler.werkbaum = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level.upper())

@@ -23,8 +23,10 @@ bounded however large the tree is:
   backups), ``node_modules``, symlinks (files and directories: never
   followed, so the walk cannot leave the roots — a plan reached through a
   link is listed where it really is, if that is under a root), names that
-  are not valid UTF-8, anything that is not a regular file with one link, a
-  directory that is another root (it is listed under that root).
+  are not valid UTF-8 (they come back with surrogates, which no JSON source
+  can spell; nor the absolute path through such a root), anything that is
+  not a regular file with one link, a directory that is another root (it
+  is listed under that root).
 * **Entries.** ``source``: the path relative to its root — what a relative
   source resolves back to — or the absolute path when another root has the
   same relative path; ``path``: where it is; ``lines``: the line count a
@@ -48,6 +50,7 @@ from pathlib import Path
 
 import attrs
 
+from werkbaum_core import display
 from werkbaum_core.errors import InvalidArgument, WerkbaumError
 from werkbaum_stdio.confined import DIR_FLAGS, open_root
 from werkbaum_stdio.plan_names import PlanNames, walked_dir
@@ -209,7 +212,7 @@ class _Walk:
         with contextlib.suppress(OSError), os.scandir(fd) as entries:
             for entry in entries:
                 name = entry.name
-                if name.startswith(".") or not _is_text(name):
+                if name.startswith(".") or not display.is_text(name):
                     continue
                 with contextlib.suppress(OSError):
                     if entry.is_dir(follow_symlinks=False):
@@ -220,9 +223,13 @@ class _Walk:
         return sorted(files), sorted(dirs)
 
     def _entry(self, fd: int, parts: tuple[str, ...]) -> PlanEntry | None:
-        """The entry of one plan file, or None if it is not a plain file after all."""
+        """The entry of one plan file, or None if it is not a plain file after all, or if
+        its source would be an absolute path through a root whose name is not UTF-8."""
         relative = "/".join(parts)
         path = self.root_path / relative
+        source = self._source(relative, path)
+        if not display.is_text(source):
+            return None
         try:
             file = os.open(parts[-1], FILE_FLAGS, dir_fd=fd)
         except OSError:
@@ -237,7 +244,7 @@ class _Walk:
             return None
         finally:
             os.close(file)
-        return PlanEntry(source=self._source(relative, path), path=path, lines=count)
+        return PlanEntry(source=source, path=path, lines=count)
 
     def _source(self, relative: str, path: Path) -> str:
         others = (root for root in self.roots.paths if root != self.root_path)
@@ -275,15 +282,6 @@ def _count_lines(fd: int, max_bytes: int) -> int | None:
 def _chunks(fd: int) -> Iterator[bytes]:
     while chunk := os.read(fd, 1 << 20):
         yield chunk
-
-
-def _is_text(name: str) -> bool:
-    """Names that are not UTF-8 come back with surrogates; no JSON source can name them."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _decode_cursor(cursor: str, roots: int) -> tuple[int, _Key]:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from werkbaum_core import display
 from werkbaum_core.errors import ForbiddenSource, InvalidArgument
 
 DEFAULT_GLOB = "*.werkbaum"
@@ -69,7 +70,9 @@ class PlanNames:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.globs)
 
     def describe(self) -> str:
-        return ", ".join(self.globs)
+        """The patterns for messages and the server instructions, in their display form
+        (a ``--plan-glob`` value may be bytes that are not UTF-8)."""
+        return ", ".join(display.text(pattern) for pattern in self.globs)
 
     def check(self, source: str, parts: Iterable[str]) -> None:
         """Refuse a path (its components) through ``.git`` or not ending in a plan name.

@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from werkbaum_core import display
 from werkbaum_core.errors import ForbiddenSource, InvalidArgument, SourceUnavailable, WerkbaumError
 
 PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
@@ -28,6 +29,9 @@ PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
 ORIGIN_FLAG = "--root"
 ORIGIN_PROJECT_DIR = PROJECT_DIR_VAR
 ORIGIN_CWD = "the working directory"
+
+UNNAMEABLE = "(each \\xNN is a byte that is not UTF-8, so no source can spell that path)"
+"""Said where a path that is not UTF-8 is shown to an agent who may want to use it."""
 
 MAX_SOURCE_CHARS = 4096
 """Longer file sources are refused: no real path is longer (Linux ``PATH_MAX``)."""
@@ -75,8 +79,10 @@ class Roots:
         return cls(paths=paths, base=base, origin=origin)
 
     def describe(self) -> str:
-        """The roots and where they came from, for error messages and server instructions."""
-        listed = ", ".join(str(path) for path in self.paths)
+        """The roots and where they came from, for error messages, logs and the server
+        instructions: each in its display form (a root may be named in bytes that are
+        not UTF-8, such as a Latin-1 ``café``, which the handshake could not carry)."""
+        listed = ", ".join(display.text(path) for path in self.paths)
         return f"{listed} (from {self.origin})"
 
     def contains(self, real: str | os.PathLike[str]) -> bool:
@@ -137,10 +143,12 @@ class Roots:
             if identity is not None:
                 found.setdefault(identity, root)
         if len(found) > 1:
-            candidates = [str(root / source) for root in found.values()]
+            paths = [root / source for root in found.values()]
+            candidates = [display.text(path) for path in paths]
+            unnameable = "" if all(display.is_text(str(p)) for p in paths) else f" {UNNAMEABLE}"
             raise InvalidArgument(
                 f"{source} exists under several roots ({', '.join(candidates)}); "
-                "give the absolute path of the one you mean",
+                f"give the absolute path of the one you mean{unnameable}",
                 source=source,
                 candidates=candidates,
             )
@@ -182,13 +190,27 @@ class Roots:
                 return root
         return self.paths[0]
 
-    def outside(self, source: str, how: str = "is") -> ForbiddenSource:
-        """The refusal of a source that is not under any root."""
+    def outside(self, source: str, how: str = "is") -> ForbiddenSource | InvalidArgument:
+        """The refusal of a source that is not under any root.
+
+        A source that spells a root in its display form (``…/caf\\xe9/plan.werkbaum``,
+        copied from a message) is no path to that root: its name is not UTF-8, which no
+        source can carry. That is said, instead of "outside the roots".
+        """
+        for root in self.paths:
+            shown = display.text(root)
+            if shown != str(root) and (source == shown or source.startswith(f"{shown}/")):
+                return InvalidArgument(
+                    f"{source} names the root {shown} in its display form {UNNAMEABLE}; "
+                    "name its files relative to the root",
+                    source=source,
+                    reason="not_utf8",
+                )
         return ForbiddenSource(
             f"{source} {how} outside the allowed roots {self.describe()}; "
             "only files under these roots can be used",
             source=source,
-            roots=[str(path) for path in self.paths],
+            roots=[display.text(path) for path in self.paths],
             reason="outside_roots",
         )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from werkbaum_core import WerkbaumError
+from werkbaum_core import WerkbaumError, display
 from werkbaum_core.engine import choose_executor
 from werkbaum_stdio.command_line import CONTEXT, engine_options, fail, probe_backends, run, version
 from werkbaum_stdio.logs import LogLevel, configure
@@ -16,6 +16,14 @@ from werkbaum_stdio.server_options import log_level_option
 PROG = "werkbaum-mcp"
 EXIT_UNREADABLE = 2
 """Start-up failures (bad roots, backend, mirror, module set), like a bad argument."""
+
+
+def _text_name(name: str | None) -> str | None:
+    """``--name`` must be text: it is recorded as it is in audit lines, shared documents and
+    commits. (A root or ``--plan-glob`` names what is on disk and is shown escaped instead.)"""
+    if name is not None and not display.is_text(name):
+        raise click.BadParameter(f"{display.text(name)} is not UTF-8 text")
+    return name
 
 
 @click.command(context_settings=CONTEXT)
@@ -52,6 +60,7 @@ EXIT_UNREADABLE = 2
 @click.option(
     "--name",
     metavar="NAME",
+    callback=lambda ctx, param, value: _text_name(value),
     help="Display name recorded for changes (default: the client's name, else Agent).",
 )
 @click.option("--read-only", is_flag=True, help="Offer only the read tools.")

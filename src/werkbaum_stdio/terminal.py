@@ -3,7 +3,10 @@
 Colour follows the conventions other tools honour: ``NO_COLOR`` (no-color.org)
 switches it off, ``FORCE_COLOR`` on (for CI logs that render ANSI), otherwise
 only a terminal gets it. Widths count terminal cells, so a label with CJK
-characters or emoji wraps where it really reaches the edge.
+characters or emoji wraps where it really reaches the edge. What is laid out is
+plan text and file names, foreign data: :func:`wrap` prints every piece in its
+terminal form (:func:`display.terminal`: ``ESC`` as ``\\x1b``), so a label cannot
+set the window title, hide text or rewrite the line it is on.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import shutil
 import unicodedata
 from collections.abc import Sequence
 from typing import TextIO
+
+from werkbaum_core import display
 
 DEFAULT_WIDTH = 80
 MIN_WIDTH = 20
@@ -51,11 +56,13 @@ def wrap(units: Sequence[str], first: str, rest: str, width: int) -> list[str]:
     The first line starts with ``first``, continuation lines with ``rest``
     (usually spaces up to where the first line's text starts); lines break only
     between units. A unit wider than the room left stands alone on its line.
+    Every piece is taken in its terminal form, and measured as it is printed.
     """
+    first, rest = display.terminal(first), display.terminal(rest)
     lines: list[str] = []
     current, used = first, cells(first)
     empty = True
-    for unit in units:
+    for unit in map(display.terminal, units):
         size = cells(unit)
         if not empty and used + 1 + size > width:
             lines.append(current)

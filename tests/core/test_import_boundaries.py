@@ -19,6 +19,7 @@ RULES_LAYER = [
     SRC / "werkbaum_core" / "convert.py",
     SRC / "werkbaum_core" / "errors.py",
     SRC / "werkbaum_core" / "text.py",
+    SRC / "werkbaum_core" / "display.py",
     SRC / "werkbaum_core" / "stores" / "protocol.py",
     SRC / "werkbaum_core" / "stores" / "memory.py",
 ]

@@ -3,13 +3,15 @@
 ``::error file=F,line=L,col=C,title=T::message``. The runner splits a command
 at ``::`` and its properties at ``,`` and ``=`` after ``:``, so values are
 escaped as the runner expects: in the message ``%``, CR and LF; in property
-values also ``:`` and ``,`` (percent-encoded, which the runner decodes).
+values also ``:`` and ``,`` (percent-encoded, which the runner decodes). A file name that
+is not UTF-8 is given in its display form (:func:`display.text`), as the log is UTF-8.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from werkbaum_core import display
 from werkbaum_stdio.diagnostics import Diagnostic
 
 
@@ -22,14 +24,14 @@ def escape_property(value: str) -> str:
 
 
 def command(d: Diagnostic) -> str:
-    properties = [f"file={escape_property(d.file)}"]
+    properties = [f"file={escape_property(display.text(d.file))}"]
     if d.line is not None:
         properties.append(f"line={d.line}")
         if d.column is not None:
             properties.append(f"col={d.column}")
     properties.append(f"title={escape_property('werkbaum ' + d.type)}")
     level = d.severity  # "error" or "warning", as Actions names them
-    return f"::{level} {','.join(properties)}::{escape_data(d.message)}"
+    return f"::{level} {','.join(properties)}::{escape_data(display.text(d.message))}"
 
 
 def render(diagnostics: Sequence[Diagnostic], colour: bool) -> str:

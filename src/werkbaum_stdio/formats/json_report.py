@@ -1,4 +1,7 @@
-"""One JSON document: every diagnostic, with the counts that decide the exit status."""
+"""One JSON document: every diagnostic, with the counts that decide the exit status.
+
+Strings are exact but for file names that are not UTF-8, which JSON cannot carry: those
+are in their display form (:func:`display.text`, ``caf\\xe9.werkbaum``)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from werkbaum_core import display
 from werkbaum_stdio.diagnostics import ERROR, Diagnostic
 
 
@@ -26,4 +30,4 @@ def render(diagnostics: Sequence[Diagnostic], colour: bool) -> str:
         "warnings": len(diagnostics) - errors,
         "diagnostics": [_item(d) for d in diagnostics],
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(display.json_values(document), ensure_ascii=False, indent=2) + "\n"

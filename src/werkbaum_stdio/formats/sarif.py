@@ -4,18 +4,21 @@ GitHub needs, beyond the schema: a rule per ``ruleId`` in ``tool.driver.rules``,
 a ``physicalLocation`` with a relative URI and a ``region.startLine`` on every
 result. A finding without a line (a whole-plan warning, an unreadable file) is
 therefore placed on line 1 of its file. Columns count Unicode code points
-(``columnKind``), as the text format does.
+(``columnKind``), as the text format does. A URI percent-encodes the file name's bytes, so
+a name that is not UTF-8 is exact there too (``caf%E9.werkbaum``, RFC 3986); in texts it
+is in its display form (:func:`display.text`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
-from werkbaum_core import __version__
+from werkbaum_core import __version__, display
 from werkbaum_stdio.diagnostics import SUMMARIES, Diagnostic
 
 SCHEMA = (
@@ -25,9 +28,8 @@ SCHEMA = (
 
 def _uri(file: str) -> str:
     path = PurePath(file)
-    if path.is_absolute():
-        return "file://" + quote(path.as_posix())
-    return quote(path.as_posix())
+    quoted = quote(os.fsencode(path.as_posix()))
+    return "file://" + quoted if path.is_absolute() else quoted
 
 
 def _rule(type_: str, severity: str) -> dict[str, Any]:
@@ -81,4 +83,4 @@ def log(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
 
 
 def render(diagnostics: Sequence[Diagnostic], colour: bool) -> str:
-    return json.dumps(log(diagnostics), ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(display.json_values(log(diagnostics)), ensure_ascii=False, indent=2) + "\n"
