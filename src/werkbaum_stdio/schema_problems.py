@@ -10,6 +10,7 @@ reason was cut off. Here a bound says the field, its size and the limit first
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sized
 from typing import Any
 
@@ -113,7 +114,11 @@ def _bound_reason(value: Sized, unit: str, bound: str, limit: int) -> str:
 
 
 def _shortened(error: jsonschema.ValidationError) -> str:
-    """jsonschema's message with its leading quotation of the value shortened."""
+    """jsonschema's message with its leading quotation of the value shortened; the
+    allowed values of an ``enum`` as JSON (``null``, not Python's ``None``)."""
+    if error.validator == "enum" and isinstance(error.validator_value, list):
+        allowed = json.dumps(error.validator_value, ensure_ascii=False)
+        return f"{quoted(error.instance)} is not one of {allowed}"
     full = repr(error.instance)
     if len(full) > MAX_QUOTED_CHARS and error.message.startswith(full):
         return quoted(error.instance) + error.message[len(full) :]

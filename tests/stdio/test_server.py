@@ -398,3 +398,11 @@ async def test_a_bound_problem_says_field_size_and_limit_before_any_quotation(
         [said] = error["problems"]
         assert said.startswith(told), said
         assert len(said) <= len(told) + 50, said
+
+
+async def test_an_enum_problem_lists_the_allowed_values_as_json(client: Client) -> None:
+    base = (await read(client))["base"]
+    args = {"source": "plan.werkbaum", "base": base, "id": "a", "status": "completed"}
+    [said] = (await error_of(client, "werkbaum_set_status", args))["problems"]
+    assert said.startswith('status: \'completed\' is not one of ["?", " ", '), said
+    assert said.endswith(', "discarded", null]'), said
