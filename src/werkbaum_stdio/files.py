@@ -42,14 +42,20 @@ What the store guarantees, and how:
   serialises writes of all plans in one directory — milliseconds each. (On
   NFS the lock fails with a clear ``source_unavailable``.)
 * **Atomic write.** A hidden temp file in the same directory
-  (``.<name>.<random>.werkbaum-tmp``, never a plan name), the bytes, the old
+  (``.werkbaum-<16 hex>.werkbaum-tmp``: never a plan name, and of one length
+  whatever the plan's name, so every name up to ``NAME_MAX`` can be
+  written), the bytes, the old
   file's mode (and owner, when running as root), ``fsync``; just before the
   rename the plan's inode, size and mtime are compared with what was read (a
   change by a process outside the lock is retried, so it ends as
   ``conflict`` if the text changed); ``renameat``; ``fsync`` of the
   directory. A reader sees the old or the new file, never a mix. A temp file
   left by a killed writer is removed by the next writer in that directory
-  (it holds the lock, so no live writer owns one).
+  (it holds the lock, so no live writer owns one). A stop signal
+  (SIGTERM, SIGINT, SIGHUP: :mod:`werkbaum_core.engine.lifetime`) removes the
+  temp files of writes in flight before the process dies, and no new one is
+  made after it; the plan is then the old file (or, if the rename came
+  first, the new one).
 * **Atomic create.** The same temp file, then ``renameat2(RENAME_NOREPLACE)``
   (``link`` + ``unlink`` where the file system lacks it): the plan name
   appears with its whole text or not at all, an existing file is never
@@ -58,6 +64,9 @@ What the store guarantees, and how:
 * **Line endings and BOM are the file's.** Untouched lines keep their exact
   bytes, a lone CR is content; see :mod:`.file_text` for the rules and how
   they stay consistent with the documents API's checksum.
+* **Also for the git mirror.** :func:`read_bytes` and :func:`replace_file`
+  give :mod:`werkbaum_stdio.mirror` the same reads and the same temp file,
+  lock and rename, in a directory it reached with the same walk.
 * **Errors** are the core's typed errors, never raw ``[Errno …]`` text:
   missing file or directory → ``not_found``; a directory, a FIFO, a
   permission problem, a link loop → ``source_unavailable`` with the OS
@@ -74,8 +83,10 @@ import errno
 import fcntl
 import functools
 import os
+import re
 import secrets
 import stat
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
@@ -83,6 +94,7 @@ from typing import TypeVar
 
 import attrs
 
+from werkbaum_core.engine.lifetime import on_stop
 from werkbaum_core.errors import (
     Conflict,
     ForbiddenSource,
@@ -101,7 +113,7 @@ from werkbaum_stdio.plan_list import PlanPage
 from werkbaum_stdio.plan_names import TEMP_SUFFIX, PlanNames
 from werkbaum_stdio.roots import Roots, check_source, split_path
 
-__all__ = ["TEMP_SUFFIX", "FileStore", "PlanPage"]
+__all__ = ["TEMP_SUFFIX", "FileStore", "PlanPage", "read_bytes", "replace_file"]
 
 MAX_WALKED_DIRS = plan_list.MAX_WALKED_DIRS
 
@@ -114,6 +126,11 @@ MAX_BYTES_PER_CHAR = 4
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 RENAME_NOREPLACE = 1
+TEMP_PREFIX = ".werkbaum-"
+TEMP_NAME = re.compile(rf"{re.escape(TEMP_PREFIX)}[0-9a-f]{{16}}{re.escape(TEMP_SUFFIX)}")
+"""The store's temp file names (39 bytes): the plan's name is not part of them, so a plan
+name of any legal length still leaves room, and a name of exactly this shape is one of
+ours (removed as an orphan under the directory lock)."""
 
 T = TypeVar("T")
 
@@ -199,13 +216,8 @@ class FileStore:
             if existing is not None:
                 raise self._exists_conflict(place, source, existing)
             _remove_orphans(place)
-            temp = _write_temp(place, data, source, None)
-            try:
+            with _temp_file(place, data, source, None, None) as temp:
                 _publish_new(place, temp, source)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=place.fd)
-                raise
             _fsync_dir(place.fd)
         return created
 
@@ -249,7 +261,7 @@ class FileStore:
             limit=limit,
             lines=lines,
             max_dirs=max_dirs,
-            max_bytes=self._max_bytes,
+            max_bytes=_max_bytes(self.max_chars),
         )
 
     # ------------------------------------------------------------------ finding the file
@@ -313,34 +325,13 @@ class FileStore:
 
     # ------------------------------------------------------------------ reading and writing
 
-    @property
-    def _max_bytes(self) -> int:
-        return self.max_chars * MAX_BYTES_PER_CHAR + len(BOM)
-
     def _read_once(self, source: str) -> Snapshot:
         with self._place(source) as place:
             return self._load(place, source).snapshot
 
     def _load(self, place: Place, source: str) -> _Current:
         """Open the plan relative to its held directory, check it, read and decode it."""
-        try:
-            fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
-        except FileNotFoundError:
-            raise NotFound(f"no file {source} ({place.path})", source=source) from None
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:  # it became a symlink after the walk
-                raise Changed from None
-            raise unavailable(source, exc, place.path) from None
-        try:
-            info = os.fstat(fd)
-            _check_plain_file(info, source, place.path)
-            if info.st_size > self._max_bytes:
-                raise _too_large(source, self.max_chars, None)
-            data = _read_all(fd, self._max_bytes + 1, source, place.path)
-        finally:
-            os.close(fd)
-        if len(data) > self._max_bytes:
-            raise _too_large(source, self.max_chars, None)
+        data, info = _read_regular(place, source, self.max_chars, single_name=True)
         try:
             file = decode(data)
         except UnicodeDecodeError as exc:
@@ -398,6 +389,11 @@ class FileStore:
             ) from None
 
 
+def _max_bytes(max_chars: int) -> int:
+    """The most bytes a text of ``max_chars`` characters can take in a file (UTF-8 and a BOM)."""
+    return max_chars * MAX_BYTES_PER_CHAR + len(BOM)
+
+
 def _snapshot(file: FileText) -> Snapshot:
     return Snapshot(text=file.text, base=Base(checksum=checksum(file.text), version=None))
 
@@ -414,12 +410,12 @@ def _retrying(source: str, attempt: Callable[[], T]) -> T:
     )
 
 
-def _check_plain_file(info: os.stat_result, source: str, path: Path) -> None:
-    """A regular file with one name, or the documented refusal."""
+def _check_plain_file(info: os.stat_result, source: str, path: Path, *, single_name: bool) -> None:
+    """A regular file (with one name, if ``single_name``), or the documented refusal."""
     if not stat.S_ISREG(info.st_mode):
         reason = "is a directory" if stat.S_ISDIR(info.st_mode) else "is not a regular file"
         raise SourceUnavailable(f"{source} ({path}) {reason}", source=source, reason=reason)
-    if info.st_nlink > 1:
+    if single_name and info.st_nlink > 1:
         raise ForbiddenSource(
             f"{source} has {info.st_nlink} hard links; a plan file with other names is refused "
             "(another name may lie outside the roots)",
@@ -516,65 +512,187 @@ def _lstat(place: Place, source: str) -> os.stat_result | None:
         raise unavailable(source, exc, place.path) from None
 
 
-def _temp_prefix(name: str) -> str:
-    return f".{name}."
-
-
 def _remove_orphans(place: Place) -> None:
-    """Delete temp files of this plan left by a killed writer (caller holds the lock)."""
-    prefix = _temp_prefix(place.name)
+    """Delete temp files left in the directory by a killed writer (caller holds the lock).
+
+    Every writer of this directory — of any plan, in any process, the git
+    mirror too — makes its temp file only while it holds the lock, so each
+    one found now is an orphan.
+    """
     with contextlib.suppress(OSError):
         for name in os.listdir(place.fd):
-            if name.startswith(prefix) and name.endswith(TEMP_SUFFIX):
+            if TEMP_NAME.fullmatch(name):
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=place.fd)
 
 
-def _write_temp(place: Place, data: bytes, source: str, old: _Current | None) -> str:
-    """A complete, durable sibling temp file with ``data``; its name in the directory.
+class _LiveTemps:
+    """The temp files of writes in flight, for a stop signal to remove before the process dies.
 
-    Replacing ``old``: created 0600, then given the old file's mode (and, when
-    running as root, its owner), so a private plan is never readable by
-    others on the way. Creating (``old`` None): 0666 minus the umask, as any
-    new file.
+    The signal handler runs in the main thread while writes go on in worker
+    threads, and the process then dies without unwinding them. Creating a
+    temp file and noting it happen under one lock, so the handler sees every
+    temp file there is; after it, none is made (the write fails, the plan
+    stays as it was). A noted descriptor is the writer's held directory,
+    open until the note is gone.
     """
-    name = f"{_temp_prefix(place.name)}{secrets.token_hex(6)}{TEMP_SUFFIX}"
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.files: set[tuple[int, str]] = set()
+        self.stopping = False
+
+    def create(self, place: Place, name: str, mode: int) -> int:
+        with self.lock:
+            if self.stopping:
+                raise InterruptedError(errno.EINTR, "the server is stopping")
+            fd = os.open(name, TEMP_FLAGS, mode, dir_fd=place.fd)
+            self.files.add((place.fd, name))
+        return fd
+
+    def forget(self, place: Place, name: str) -> None:
+        with self.lock:
+            self.files.discard((place.fd, name))
+
+    def remove_all(self) -> None:
+        """Remove every temp file in flight; called from a signal handler, so bounded."""
+        if not self.lock.acquire(timeout=1.0):
+            return
+        try:
+            self.stopping = True
+            for dir_fd, name in self.files:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=dir_fd)
+        finally:
+            self.lock.release()
+
+
+_LIVE = _LiveTemps()
+on_stop(_LIVE.remove_all)
+
+
+@contextlib.contextmanager
+def _temp_file(
+    place: Place, data: bytes, source: str, mode: int | None, owner: tuple[int, int] | None
+) -> Iterator[str]:
+    """A complete, durable temp file with ``data`` in the held directory; its name.
+
+    The body renames (or links) it into place; whatever ends the body
+    otherwise, the temp file is removed. With ``mode`` it is created 0600 and
+    then given ``mode`` (and, when running as root, ``owner``), so a private
+    plan is never readable by others on the way; without, 0666 minus the
+    umask, as any new file.
+    """
+    name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
     try:
-        fd = os.open(name, TEMP_FLAGS, 0o666 if old is None else 0o600, dir_fd=place.fd)
+        fd = _LIVE.create(place, name, 0o666 if mode is None else 0o600)
     except OSError as exc:
         raise unavailable(source, exc, place.path.parent) from None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if old is not None:
-                os.fchmod(handle.fileno(), old.mode)
-                if os.geteuid() == 0:
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
+                if owner is not None and os.geteuid() == 0:
                     with contextlib.suppress(OSError):
-                        os.fchown(handle.fileno(), old.uid, old.gid)
-            os.fsync(handle.fileno())
-    except OSError as exc:
+                        os.fchown(handle.fileno(), *owner)
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise unavailable(source, exc, place.path) from None
+        yield name
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=place.fd)
-        raise unavailable(source, exc, place.path) from None
-    return name
+        raise
+    finally:
+        _LIVE.forget(place, name)
 
 
 def _replace_atomically(place: Place, data: bytes, current: _Current, source: str) -> None:
     """Write a temp file with the old mode (and owner), then rename it over the plan."""
-    temp = _write_temp(place, data, source, current)
-    try:
+    with _temp_file(place, data, source, current.mode, (current.uid, current.gid)) as temp:
         if _stamp(place) != current.stamp:
             raise Changed  # replaced by a process outside the lock: read and compare again
+        _rename(place, temp, source)
+
+
+def _rename(place: Place, temp: str, source: str) -> None:
+    try:
         os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=place.fd)
         raise unavailable(source, exc, place.path) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=place.fd)
-        raise
+
+
+def _read_regular(
+    place: Place, source: str, max_chars: int, *, single_name: bool
+) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``place`` names (at most ``max_chars`` worth) and its stat.
+
+    ``single_name``: a file with other hard links is refused as well. Raises
+    ``NotFound``, ``Changed`` (it is a symlink now), ``SourceUnavailable``,
+    ``TooLarge`` — never blocks (a FIFO is refused, not opened for reading).
+    """
+    max_bytes = _max_bytes(max_chars)
+    try:
+        fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
+    except FileNotFoundError:
+        raise NotFound(f"no file {source} ({place.path})", source=source) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # it became a symlink after the walk
+            raise Changed from None
+        raise unavailable(source, exc, place.path) from None
+    try:
+        info = os.fstat(fd)
+        _check_plain_file(info, source, place.path, single_name=single_name)
+        if info.st_size > max_bytes:
+            raise _too_large(source, max_chars, None)
+        data = _read_all(fd, max_bytes + 1, source, place.path)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise _too_large(source, max_chars, None)
+    return data, info
+
+
+def read_bytes(
+    place: Place, source: str, max_chars: int = MAX_TEXT_CHARS
+) -> tuple[bytes, int] | None:
+    """The bytes and mode of the file ``place`` names; None if it is missing or a symlink.
+
+    For the git mirror, whose file is replaced whatever it holds (a symlink
+    too: the rename replaces the link, never its target). Its other hard
+    links do not matter there: nothing is written into the file, only a new
+    one renamed over the name. Errors as :func:`_read_regular`'s.
+    """
+    try:
+        data, info = _read_regular(place, source, max_chars, single_name=False)
+    except (NotFound, Changed):
+        return None
+    return data, stat.S_IMODE(info.st_mode)
+
+
+def replace_file(
+    place: Place, data: bytes, source: str, mode: int | None, *, lock_timeout: float = LOCK_TIMEOUT
+) -> None:
+    """Make the file ``place`` names hold ``data``, as a write of the store does.
+
+    Under the directory lock (so the store's writers and this one never
+    race), a temp file, fsync, rename, fsync of the directory. The new file
+    gets ``mode``, else the mode of the regular file it replaces, else 0666
+    minus the umask. For the git mirror: no compare-and-swap, the mirror
+    decides from git what may be overwritten.
+    """
+    with _locked(place, source, lock_timeout):
+        _remove_orphans(place)
+        if mode is None:
+            existing = _lstat(place, source)
+            if existing is not None and stat.S_ISREG(existing.st_mode):
+                mode = stat.S_IMODE(existing.st_mode)
+        with _temp_file(place, data, source, mode, None) as temp:
+            _rename(place, temp, source)
+        _fsync_dir(place.fd)
 
 
 def _stamp(place: Place) -> tuple[int, int, int] | None:

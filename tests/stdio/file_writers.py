@@ -10,10 +10,12 @@ and then creates the plan ``NAME`` with a large text naming this process;
 prints ``ok`` or the error code. Two creators given the same lines race to
 create the same files.
 
-``forker ROOT FILE``: a single-threaded process that forks a churning writer
-on every ``fork`` line on stdin (printing its pid), then reaps it after the
+``forker ROOT FILE [stoppable]``: a single-threaded process that forks a churning
+writer on every ``fork`` line on stdin (printing its pid), then reaps it after the
 test has killed it (printing ``reaped STATUS``). Forking from a warm process makes
-twenty kills take a second instead of twenty interpreter start-ups.
+twenty kills take a second instead of twenty interpreter start-ups. A
+``stoppable`` writer is built as the server is: the writes in a worker thread, the
+server's stop-signal handling (``close_on_exit``) in the main thread.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from werkbaum_core import Conflict, Engine, WerkbaumError
+from werkbaum_core.engine.lifetime import close_on_exit
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_stdio import files
 from werkbaum_stdio.files import FileStore
@@ -97,6 +101,21 @@ def churn(store: FileStore, source: str, versions: list[str]) -> None:
         store.write(source, snapshot.base, [], versions[(current + 1) % len(versions)])
 
 
+class _NoEngine:
+    """What ``close_on_exit`` closes in a writer that has no engine."""
+
+    def close(self) -> None:
+        return None
+
+
+def churn_until_stopped(store: FileStore, source: str, versions: list[str]) -> None:
+    """Churn in a worker thread while the main thread waits for a stop signal, as the server."""
+    close_on_exit(_NoEngine())
+    threading.Thread(target=churn, args=(store, source, versions), daemon=True).start()
+    while True:
+        time.sleep(60)
+
+
 def created_text(pid: int) -> str:
     """What creator ``pid`` writes (~0.6 MB, so a half-written file would show)."""
     return churn_version(pid)
@@ -117,7 +136,7 @@ def creator(root: str) -> None:
             print(exc.code, flush=True)
 
 
-def forker(root: str, source: str) -> None:
+def forker(root: str, source: str, stoppable: bool) -> None:
     store = FileStore(Roots.from_args([root], cwd=root))
     versions = [churn_version(i) for i in range(CHURN_VERSIONS)]
     print("ready", flush=True)
@@ -127,7 +146,7 @@ def forker(root: str, source: str) -> None:
         pid = os.fork()
         if pid == 0:
             try:
-                churn(store, source, versions)
+                (churn_until_stopped if stoppable else churn)(store, source, versions)
             finally:
                 os._exit(1)
         print(pid, flush=True)
@@ -142,6 +161,6 @@ if __name__ == "__main__":
     elif mode == "creator":
         creator(rest[0])
     elif mode == "forker":
-        forker(rest[0], rest[1])
+        forker(rest[0], rest[1], rest[2:] == ["stoppable"])
     else:
         raise SystemExit(f"unknown mode {mode}")

@@ -338,19 +338,56 @@ def test_a_writer_waits_for_the_directory_lock_and_gives_up_clearly(root: Path) 
     assert path.read_text() == PLAN + "x\n"
 
 
-def test_orphaned_temp_files_of_the_plan_are_removed_by_the_next_write(
+def test_orphaned_temp_files_in_the_directory_are_removed_by_the_next_write(
     store: FileStore, root: Path
 ) -> None:
+    """Every writer of a directory holds its lock while its temp file exists, so each temp
+    file of the store's shape found under the lock is an orphan, whichever plan it was for;
+    other names, even with the store's suffix, are someone else's."""
     plan_file(root)
-    orphan = root / f".plan.werkbaum.k1ll3d{TEMP_SUFFIX}"
-    orphan.write_text("half a pl")
-    others = [root / f".other.werkbaum.abc{TEMP_SUFFIX}", root / ".plan.werkbaum.notes"]
+    orphans = [
+        root / f".werkbaum-{'0' * 15}1{TEMP_SUFFIX}",
+        root / f".werkbaum-{'f' * 16}{TEMP_SUFFIX}",
+    ]
+    for orphan in orphans:
+        orphan.write_text("half a pl")
+    others = [
+        root / f".werkbaum-{'0' * 15}{TEMP_SUFFIX}",
+        root / f".plan.werkbaum.k1ll3d{TEMP_SUFFIX}",
+        root / ".plan.werkbaum.notes",
+    ]
     for other in others:
         other.write_text("not ours")
     assert listed(store) == [root / "plan.werkbaum"]
     store.write("plan.werkbaum", Base(checksum(PLAN)), [], PLAN + "\n")
-    assert not orphan.exists()
+    assert not any(orphan.exists() for orphan in orphans)
     assert all(other.exists() for other in others)
+
+
+LONGEST_NAMES = {
+    "ascii": "q" * (255 - len(".werkbaum")) + ".werkbaum",
+    "utf-8": "ä" * 123 + ".werkbaum",  # 2 bytes a letter: 255 bytes, 132 characters
+}
+
+
+@pytest.mark.parametrize("name", LONGEST_NAMES.values(), ids=LONGEST_NAMES.keys())
+def test_a_plan_with_the_longest_legal_name_is_written_and_created(
+    store: FileStore, root: Path, name: str
+) -> None:
+    """The temp file's name does not grow with the plan's, so NAME_MAX (255 bytes) is the
+    only limit: what can be read can be written."""
+    assert len(os.fsencode(name)) == 255
+    (root / "old").mkdir()
+    plan_file(root / "old", PLAN, name)
+    snapshot = store.read(f"old/{name}")
+    store.write(f"old/{name}", snapshot.base, [], PLAN + "\n")
+    assert (root / "old" / name).read_text() == PLAN + "\n"
+    store.create(name, PLAN)
+    assert (root / name).read_text() == PLAN
+    assert listed(store) == [root / name, root / "old" / name]
+    assert sorted(os.listdir(root)) == sorted([name, "old"]) and os.listdir(root / "old") == [name]
+    with pytest.raises(SourceUnavailable, match="File name too long"):
+        store.create("q" + name, PLAN)  # 256 bytes: the file system's own limit, said clearly
 
 
 # --- listing -------------------------------------------------------------------------------
@@ -566,3 +603,40 @@ def test_a_writer_killed_mid_write_leaves_the_old_or_the_new_file(root: Path) ->
     snapshot = store.read("churn.werkbaum")
     store.write("churn.werkbaum", snapshot.base, [], churn_version(0))
     assert os.listdir(root) == ["churn.werkbaum"], "the next write cleared the orphans"
+
+
+STOP_ROUNDS = 20
+
+
+def wait_for_a_temp_file(root: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(name.endswith(TEMP_SUFFIX) for name in os.listdir(root)):
+        assert time.monotonic() < deadline, "the writer made no temp file"
+        time.sleep(0.0002)
+
+
+def test_a_writer_stopped_by_sigterm_mid_write_leaves_no_temp_file(root: Path) -> None:
+    """SIGTERM, as a host stops a server, each time while a temp file exists: the signal
+    handler removes it before the process dies, and the plan is the old or the new text."""
+    path = plan_file(root, churn_version(0), "churn.werkbaum")
+    valid = {churn_version(i).encode() for i in range(CHURN_VERSIONS)}
+    forker = spawn("forker", root, "churn.werkbaum", "stoppable", stdin=subprocess.PIPE)
+    assert forker.stdin is not None and forker.stdout is not None
+    pid = 0
+    try:
+        assert forker.stdout.readline().strip() == "ready"
+        for round_ in range(STOP_ROUNDS):
+            forker.stdin.write("fork\n")
+            forker.stdin.flush()
+            pid = int(forker.stdout.readline())
+            wait_for_a_temp_file(root)
+            os.kill(pid, signal.SIGTERM)
+            status = int(forker.stdout.readline().split()[1])
+            pid = 0
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM, status
+            assert path.read_bytes() in valid, f"round {round_}: a partial or foreign file"
+            assert os.listdir(root) == ["churn.werkbaum"], f"round {round_}: a temp file is left"
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+        stop(forker)

@@ -8,9 +8,10 @@ the closed pipe, and the module directory of a load in progress behind.
 
 :func:`close_on_exit` closes the engine when the interpreter exits, and on
 those signals closes it (waiting at most :data:`CLOSE_WAIT` for a call in
-flight), removes the directories of loads in progress, and then dies of the
-signal as the default would (the exit status still tells the parent what
-happened).
+flight), removes the directories of loads in progress, runs the clean-ups
+registered with :func:`on_stop` (the file store's temp files of writes in
+flight), and then dies of the signal as the default would (the exit status
+still tells the parent what happened).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import atexit
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Protocol
 
@@ -27,6 +29,18 @@ CLOSE_WAIT = 2.0
 """Seconds a signal waits for the engine to close before the process dies anyway."""
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+_ON_STOP: list[Callable[[], None]] = []
+
+
+def on_stop(cleanup: Callable[[], None]) -> None:
+    """Run ``cleanup`` when a stop signal ends the process, just before it dies.
+
+    For what must not outlive the process, from layers above the engine. It
+    runs in the signal handler while other threads go on: it must be quick
+    and never wait without a bound.
+    """
+    _ON_STOP.append(cleanup)
 
 
 class Closable(Protocol):
@@ -41,6 +55,8 @@ def close_on_exit(engine: Closable) -> None:
         closer.start()
         closer.join(CLOSE_WAIT)
         remove_loading_directories()
+        for cleanup in _ON_STOP:
+            cleanup()
         signal.signal(signum, signal.SIG_DFL)
         signal.raise_signal(signum)
 

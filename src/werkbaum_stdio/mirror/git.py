@@ -183,7 +183,8 @@ class WorkTree:
         return out[:2] if out.strip() else ""
 
     def has_head(self) -> bool:
-        return self.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0
+        done = run_git(self.top, "rev-parse", "-q", "--verify", "HEAD", check=False)
+        return done.returncode == 0
 
     def index_entry(self, name: str) -> str | None:
         """The file's index entry as ``<mode>,<sha>`` (None: not in the index)."""
@@ -207,14 +208,14 @@ class WorkTree:
     def stash(self, name: str, message: str) -> str:
         """``git stash push`` of the file alone (index and work tree); the stash commit's sha.
 
-        The file is then as committed (or gone, if it was never committed).
-        ``git stash`` reads its pathspec from the top of the work tree.
+        The file is then as committed (or gone, if it was never committed;
+        git then also removes the directories left empty — the caller makes
+        them again, without following a symlink). ``git stash`` reads its
+        pathspec from the top of the work tree.
         """
         path = self._from_top(name)
         run_git(self.top, "stash", "push", "--include-untracked", "-q", "-m", message, "--", path)
-        # Stashing an untracked file removes its directory if that is left empty.
-        self.directory.mkdir(parents=True, exist_ok=True)
-        return self.git("rev-parse", "refs/stash").stdout.strip()
+        return run_git(self.top, "rev-parse", "refs/stash").stdout.strip()
 
     def drop_stash(self, sha: str) -> None:
         """Drop the newest stash if it is ``sha`` (a stash pushed since stays untouched)."""

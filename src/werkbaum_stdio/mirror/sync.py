@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import secrets
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +17,7 @@ from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
 from werkbaum_stdio.mirror.git import GitError, WorkTree, work_tree_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
+from werkbaum_stdio.mirror.target import FileProblem, MirrorTarget
 from werkbaum_stdio.roots import Roots
 
 log = logging.getLogger(__name__)
@@ -124,6 +122,8 @@ class Mirror:
     """The canonical document URL (the key ``Resolved.key`` carries)."""
     file: Path
     """The mirror file's realpath (it may not exist yet)."""
+    target: MirrorTarget
+    """How the file is reached: every read and write walks there anew (:mod:`.target`)."""
     store: DocumentStore
     repo: WorkTree | None
     now: Callable[[], datetime] = _local_now
@@ -147,15 +147,17 @@ class Mirror:
         """
         url = store.parse(document).url
         path = _mirror_path(file, roots)
+        target = MirrorTarget.at(path, roots)
         repo = WorkTree.containing(path) if git else None
-        return cls(document=url, file=path, store=store, repo=repo, now=now)
+        return cls(document=url, file=path, target=target, store=store, repo=repo, now=now)
 
     def sync(self, via: str | None = None) -> MirrorOutcome:
         """Fetch the document, write the file if it differs, commit it if it is not committed.
 
         ``via`` is the agent's display name after an agent write, None for a
         run without one. Never raises for a failure of the backend, the file
-        or git: it reports it (the caller's document write stands).
+        or git: it reports it (the caller's document write stands). A file
+        that cannot be reached safely (:mod:`.target`) is left as it was.
         """
         lock_key = self.repo.top if self.repo is not None else self.file
         with work_tree_lock(lock_key):
@@ -165,17 +167,20 @@ class Mirror:
                 return MirrorOutcome.failed("fetch", exc.message)
             except GitError as exc:
                 return MirrorOutcome.failed("git", str(exc))
+            except FileProblem as exc:
+                return MirrorOutcome.failed("file", str(exc))
             except OSError as exc:
                 return MirrorOutcome.failed("file", f"{self.file}: {exc.strerror or exc}")
 
     def _sync(self, via: str | None) -> MirrorOutcome:
         fetched = self._fetch()
         data = _encode(fetched.text, self.document)
-        present = _read_bytes(self.file)
+        found = self.target.read()
+        present = None if found is None else found[0]
         same = present == data
         if self.repo is None:
             if not same:
-                _write_atomic(self.file, data)
+                self.target.write(data)
             return self._outcome("unchanged" if same else "written", fetched)
         repo, name = self.repo, self.file.name
         repo.verify()
@@ -185,15 +190,16 @@ class Mirror:
         # Everything that can fail on the backend is asked before the file is touched.
         history = self.store.history(self.document)
         bound = repo.previous_version(name)
-        before = _Before(present, _mode(self.file), repo.index_entry(name))
+        before = _Before(found, repo.index_entry(name))
         kept = self._keep_hand_edit(fetched) if _hand_edit(status, same, present) else None
         message = commit_message(fetched, via, history, bound, kept)
         try:
-            if _read_bytes(self.file) != data:
-                _write_atomic(self.file, data)
+            now = self.target.read()
+            if now is None or now[0] != data:
+                self.target.write(data)
             sha = repo.commit(name, message)
-        except (GitError, OSError) as exc:
-            raise GitError(self._put_back(before, kept, exc)) from exc
+        except (GitError, FileProblem) as exc:
+            raise type(exc)(self._put_back(before, kept, exc)) from exc
         if sha is None:  # the file only went back to its committed text (a hand edit undone)
             return self._outcome("unchanged", fetched, kept=kept)
         subject = message.split("\n", 1)[0]
@@ -217,17 +223,21 @@ class Mirror:
             f"werkbaum-mcp: hand edit of {self.file.name}, overwritten by "
             f"{self.document} version {fetched.version}"
         )
-        return self.repo.stash(self.file.name, message)
+        sha = self.repo.stash(self.file.name, message)
+        self.target.make_directory()  # git removes a directory the stash left empty
+        return sha
 
     def _put_back(self, before: _Before, kept: str | None, failure: Exception) -> str:
-        """After a failed commit: the file and its index entry as they were; what to report."""
+        """After a failed write or commit: the file and its index entry as they were; what to
+        report. If that fails too, a stashed hand edit stays in its stash, and the report
+        names it."""
         assert self.repo is not None
-        said = str(failure) if isinstance(failure, GitError) else f"{self.file}: {failure}"
+        said = str(failure)
         try:
-            before.restore(self.file, self.repo)
+            before.restore(self.target, self.repo)
             if kept is not None:
                 self.repo.drop_stash(kept)  # the hand edit is back in the file
-        except (GitError, OSError) as exc:
+        except (GitError, FileProblem) as exc:
             where = f"; the hand edit is in git stash {kept}" if kept else ""
             return f"{said}; putting the file back failed too ({exc}){where}"
         return f"{said}; the file and the index are as they were"
@@ -279,25 +289,15 @@ def _hand_edit(status: str, same: bool, present: bytes | None) -> bool:
 class _Before:
     """The mirror file before a run: its bytes and mode (None: absent) and its index entry."""
 
-    data: bytes | None
-    mode: int | None
+    file: tuple[bytes, int] | None
     index: str | None
 
-    def restore(self, file: Path, repo: WorkTree) -> None:
-        if self.data is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(file)
+    def restore(self, target: MirrorTarget, repo: WorkTree) -> None:
+        if self.file is None:
+            target.remove()
         else:
-            _write_atomic(file, self.data, self.mode)
-        repo.set_index_entry(file.name, self.index)
-
-
-def _mode(path: Path) -> int | None:
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+            target.write(*self.file)
+        repo.set_index_entry(target.path.name, self.index)
 
 
 def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:
@@ -320,40 +320,6 @@ def _encode(text: str, document: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise SourceUnavailable(f"{document} sent text that is not valid Unicode") from exc
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None if it is missing or a symlink (both get replaced)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
-
-
-def _write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace the file with ``data`` via a temp file in its directory (no torn file).
-
-    The new file gets ``mode``, else the mode of the regular file it replaces (a chmod
-    by hand stays), else 0666 minus the umask like any new file. The mode is set on the
-    temp file's descriptor before the rename: nothing is changed through a name.
-    """
-    mode = _mode(path) if mode is None else mode
-    temp = path.with_name(f".{path.name}.werkbaum-mirror.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 # ------------------------------------------------------------------ wiring for the server
