@@ -9,6 +9,7 @@ flight and checks that the same worker keeps answering meanwhile.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 
 import anyio
 import httpx
@@ -30,6 +31,32 @@ def big_plan(nodes: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+async def health_checks_while(url: str, work: Callable[[], Awaitable[None]]) -> None:
+    """Run ``work`` and poll ``/healthz`` until it ends: several health checks answered
+    while it ran, each in well under half its time, show the loop stayed free (a
+    blocked loop answers at most one, after the work)."""
+    latencies: list[float] = []
+    finished: list[float] = []
+
+    async def timed() -> None:
+        await work()
+        finished.append(time.monotonic())
+
+    async with httpx.AsyncClient() as raw, anyio.create_task_group() as tasks:
+        started = time.monotonic()
+        tasks.start_soon(timed)
+        while not finished:
+            sent = time.monotonic()
+            assert (await raw.get(f"{url}/healthz")).status_code == 200
+            if not finished:
+                latencies.append(time.monotonic() - sent)
+            await anyio.sleep(0.02)
+    took = finished[0] - started
+    assert took > 0.3, f"the work must be long enough to matter ({took:.2f}s)"
+    assert len(latencies) >= 3, latencies
+    assert max(latencies) < took / 2, (max(latencies), took)
+
+
 @pytest.mark.usefixtures("node_installed")
 async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> None:
     engine = LazyEngine("node", "")
@@ -38,29 +65,12 @@ async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> No
         with serving(make_app(backend, engine)) as url:
             async with connect(url, FULL_TOKEN, "auto") as client:
                 await client.call_tool("werkbaum_inspect", {"text": "- [ ] warm-up"})
-                latencies: list[float] = []
-                finished: list[float] = []
 
                 async def analyse() -> None:
                     result = await client.call_tool("werkbaum_inspect", {"text": plan})
                     assert not result.is_error
-                    finished.append(time.monotonic())
 
-                async with httpx.AsyncClient() as raw, anyio.create_task_group() as tasks:
-                    started = time.monotonic()
-                    tasks.start_soon(analyse)
-                    while not finished:
-                        sent = time.monotonic()
-                        assert (await raw.get(f"{url}/healthz")).status_code == 200
-                        if not finished:
-                            latencies.append(time.monotonic() - sent)
-                        await anyio.sleep(0.02)
-        took = finished[0] - started
-        assert took > 0.3, f"the analysis must be long enough to matter ({took:.2f}s)"
-        # A blocked loop answers nothing until the analysis ends: at most one
-        # health check then. Several answered while it ran show it was free.
-        assert len(latencies) >= 3, latencies
-        assert max(latencies) < took / 2, (max(latencies), took)
+                await health_checks_while(url, analyse)
     finally:
         engine.close()
 
@@ -71,30 +81,15 @@ async def test_worker_answers_while_a_large_argument_is_checked(backend: Backend
     engine = LazyEngine("dukpy", "")
     # 1,000 ops (the limit) of 1,500 empty lines each: every line is checked, ~6 MB.
     ops = [{"op": "insert", "index": 0, "count": 0, "lines": [""] * 1_500}] * 1_000
+    base = {"version": 1, "checksum": "sha256:" + "0" * 64}
     try:
         with serving(make_app(backend, engine)) as url:
             async with connect(url, FULL_TOKEN, "auto") as client:
-                latencies: list[float] = []
-                finished: list[float] = []
 
                 async def write() -> None:
-                    base = {"version": 1, "checksum": "sha256:" + "0" * 64}
                     arguments = {"source": "doc", "base": base, "ops": ops}
                     await client.call_tool("werkbaum_apply_ops", arguments)
-                    finished.append(time.monotonic())
 
-                async with httpx.AsyncClient() as raw, anyio.create_task_group() as tasks:
-                    started = time.monotonic()
-                    tasks.start_soon(write)
-                    while not finished:
-                        sent = time.monotonic()
-                        assert (await raw.get(f"{url}/healthz")).status_code == 200
-                        if not finished:
-                            latencies.append(time.monotonic() - sent)
-                        await anyio.sleep(0.02)
-        took = finished[0] - started
-        assert took > 0.3, f"the check must be long enough to matter ({took:.2f}s)"
-        assert len(latencies) >= 3, latencies
-        assert max(latencies) < took / 2, (max(latencies), took)
+                await health_checks_while(url, write)
     finally:
         engine.close()
