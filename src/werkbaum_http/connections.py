@@ -12,10 +12,35 @@ it is receiving (h11's ``their_state``):
 - receiving its body, from the end of the headers: :data:`BODY_SECONDS`;
 - idle after a response: uvicorn's keep-alive, :data:`KEEP_ALIVE_SECONDS`;
 - request complete, the application working: none here (the server's own
-  work is bounded by the engine's and the backends' deadlines).
+  work is bounded by the engine's and the backends' deadlines);
+- and above all of these, while an answer has not reached the client: the
+  send deadline, :func:`send_seconds`.
 
 A connection whose deadline passes is closed; a request body cut off that way
 reaches the application as a disconnect, and nothing is executed.
+
+**Answers a client does not read.** A client can send one complete request for
+a big answer and never read it. The answer then sat in the transport's write
+buffer and the kernel's for as long as the socket stayed open: nothing was
+waiting on the client any more, and uvicorn's keep-alive close waits for the
+write buffer to drain, which never happened (300 such clients held 414 MB,
+1.1 GB of kernel buffers and 300 descriptors for good in round 21; at the
+descriptor cap everybody got ``503``). So:
+
+- the write buffer's limits are zero: asyncio calls ``pause_writing`` as soon
+  as a byte is left that the kernel did not take and ``resume_writing`` once
+  the last one is out. That tells the connection when it waits on the client,
+  and makes uvicorn wait for the buffer to empty before it writes the next
+  message, so a connection buffers one answer message at most;
+- from the moment an answer is written and not all of it is delivered (in the
+  write buffer, or unacknowledged in the kernel's, Linux ``SIOCOUTQ``) the
+  connection is under the send deadline, sized from those bytes at
+  :data:`SEND_BYTES_PER_SECOND` plus :data:`SEND_GRACE_SECONDS`. A keep-alive
+  close meanwhile waits for it (a close would hand the rest to the kernel with
+  no deadline at all);
+- when it passes with bytes undelivered, the connection is reset
+  (``SO_LINGER`` 0, then ``abort()``): the descriptor, the write buffer and
+  the kernel's buffer are freed at once. A graceful close would wait again.
 
 **The descriptor limit.** Every connection is a file descriptor. At the
 process limit ``accept()`` fails with ``EMFILE``, and uvicorn's process died of
@@ -54,9 +79,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import resource
 import socket
+import struct
+import termios
 import time
 from typing import Any, Literal, cast
 
@@ -71,6 +99,10 @@ HEADER_SECONDS = 10.0
 """From the accept, or a kept-alive request's first byte, to its complete headers."""
 BODY_SECONDS = 30.0
 """From a request's headers to the last byte of its body (8 MiB at most: ≥ 280 KB/s)."""
+SEND_GRACE_SECONDS = 10.0
+"""The part of the send deadline that does not grow with the answer (:func:`send_seconds`)."""
+SEND_BYTES_PER_SECOND = 128 * 1024
+"""The slowest a client may read an answer on average and still get it whole (1 Mbit/s)."""
 KEEP_ALIVE_SECONDS = 5
 """Idle time between requests on a kept-alive connection (uvicorn's ``timeout_keep_alive``)."""
 MAX_HEADER_BYTES = 16 * 1024
@@ -83,7 +115,9 @@ ACCEPT_FAILED = "socket.accept() out of system resource"
 """asyncio's message when ``accept()`` fails for want of descriptors (it retries in 1 s)."""
 ACCEPT_REPORT_SECONDS = 1.0
 
-Phase = Literal["headers", "body"]
+Phase = Literal["headers", "body", "send"]
+_RESET = struct.pack("ii", 1, 0)
+"""``SO_LINGER`` on, 0 s: closing the socket resets the connection and drops unsent data."""
 
 _REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
@@ -105,6 +139,28 @@ def uvicorn_settings(workers: int) -> dict[str, Any]:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "backlog": BACKLOG,
     }
+
+
+def send_seconds(undelivered: int) -> float:
+    """How long an answer may take to reach the client, from when it is written.
+
+    ``undelivered`` counts its bytes in the server's buffer and the kernel's
+    (all of them, when the deadline starts as the answer is written): a client
+    reading at :data:`SEND_BYTES_PER_SECOND` gets the whole answer in time.
+    """
+    return SEND_GRACE_SECONDS + undelivered / SEND_BYTES_PER_SECOND
+
+
+def kernel_unsent(transport: asyncio.BaseTransport) -> int:
+    """Bytes the kernel holds for the client, not yet acknowledged (Linux ``SIOCOUTQ``); else 0."""
+    sock = transport.get_extra_info("socket")
+    if sock is None or not hasattr(termios, "TIOCOUTQ"):
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int(struct.unpack("i", answer)[0])
 
 
 def connection_limit() -> int:
@@ -156,12 +212,17 @@ class GuardedH11Protocol(H11Protocol):
 
     _deadline: asyncio.TimerHandle | None = None
     _phase: Phase | None = None
+    _waiting_on_client = False
+    """Part of an answer is in the write buffer (between ``pause_`` and ``resume_writing``)."""
+    _idle_over = False
+    """The keep-alive time passed while an answer was still being delivered."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in TCP_FAMILIES:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        cast(asyncio.WriteTransport, transport).set_write_buffer_limits(high=0, low=0)
         super().connection_made(transport)  # type: ignore[arg-type]
         if len(self.connections) > connection_limit():
             self.transport.write(_REFUSAL)
@@ -170,19 +231,43 @@ class GuardedH11Protocol(H11Protocol):
         self._watch()
 
     def data_received(self, data: bytes) -> None:
+        self._idle_over = False
         super().data_received(data)
         self._watch()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._watch(answered=True)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._waiting_on_client = True
         self._watch()
 
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._waiting_on_client = False
+        self._watch()
+
+    def timeout_keep_alive_handler(self) -> None:
+        if self._phase == "send" and self._undelivered():
+            # A close now would leave the rest to the kernel with no deadline:
+            # the send deadline closes instead (or resets, if still undelivered).
+            self._idle_over = True
+            return
+        super().timeout_keep_alive_handler()
+
     def connection_lost(self, exc: Exception | None) -> None:
+        self._waiting_on_client = False
         self._arm(None)
         super().connection_lost(exc)
 
-    def _watch(self) -> None:
-        """Put the connection under the deadline its request's state calls for."""
+    def _watch(self, *, answered: bool = False) -> None:
+        """Put the connection under the deadline its state calls for."""
+        sending = answered or self._waiting_on_client or self._phase == "send"
+        if sending and self._undelivered():
+            self._arm("send")  # also once closing: a close waits for the buffer
+            return
         if self.transport.is_closing():
             self._arm(None)
             return
@@ -193,6 +278,12 @@ class GuardedH11Protocol(H11Protocol):
             self._arm("headers")
         else:  # idle under uvicorn's keep-alive, or the request is complete
             self._arm(None)
+            if self._idle_over:
+                super().timeout_keep_alive_handler()
+
+    def _undelivered(self) -> int:
+        """Bytes of answers the client has not taken: in the server's buffer and the kernel's."""
+        return self.transport.get_write_buffer_size() + kernel_unsent(self.transport)
 
     def _arm(self, phase: Phase | None) -> None:
         if phase == self._phase:
@@ -201,16 +292,37 @@ class GuardedH11Protocol(H11Protocol):
             self._deadline.cancel()
         self._phase, self._deadline = phase, None
         if phase is not None:
-            seconds = HEADER_SECONDS if phase == "headers" else BODY_SECONDS
-            self._deadline = self.loop.call_later(seconds, self._expired)
+            self._deadline = self.loop.call_later(self._seconds(phase), self._expired)
+
+    def _seconds(self, phase: Phase) -> float:
+        if phase == "headers":
+            return HEADER_SECONDS
+        if phase == "body":
+            return BODY_SECONDS
+        return send_seconds(self._undelivered())
 
     def _expired(self) -> None:
+        phase = self._phase
         self._deadline = self._phase = None
+        if phase == "send":
+            if self._undelivered():
+                self._reset()
+            else:
+                self._watch()
+            return
         if self.cycle is not None and not self.cycle.response_complete:
             # The application waits for the rest of the body: it gets a disconnect.
             self.cycle.disconnected = True
             self.cycle.message_event.set()
         self.transport.close()
+
+    def _reset(self) -> None:
+        """End the connection now, dropping what is unsent here and in the kernel."""
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        self.transport.abort()
 
 
 class SharingH11Protocol(GuardedH11Protocol):

@@ -14,7 +14,9 @@ A request reaches the MCP app only through :meth:`McpGate.wrap`, in this order:
    bodies being received by the worker together at most
    :data:`BODY_BUDGET_BYTES` (else ``503``). How long a body may take is the
    connection's deadline (:data:`werkbaum_http.connections.BODY_SECONDS`);
-4. only then does the request count against ``--max-concurrent``; beyond it,
+4. the body must be one JSON-RPC message (:mod:`werkbaum_http.envelope`), else
+   ``400`` with ``-32600``, in both protocol eras;
+5. only then does the request count against ``--max-concurrent``; beyond it,
    ``503`` with ``Retry-After`` at once instead of a queue without end: a client
    (or its load balancer) can retry on another worker, and a burst cannot pile
    up threads and JS work in one process.
@@ -34,6 +36,7 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from werkbaum_http.envelope import envelope_error
 from werkbaum_http.responses import respond
 
 RETRY_AFTER_SECONDS = 1
@@ -95,6 +98,10 @@ class McpGate:
                 return
             body = await self._body(scope, receive, send)
             if body is None:
+                return
+            invalid = envelope_error(body)
+            if invalid is not None:
+                await respond(send, 400, invalid)
                 return
             if self.in_flight >= self.limit:
                 await busy(send)

@@ -87,14 +87,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(app: ASGIApp) -> Iterator[str]:
+def serving(app: ASGIApp, started: list[uvicorn.Server] | None = None) -> Iterator[str]:
     """``app`` under uvicorn on a free loopback port (in a thread), with the protocol and
-    limits of ``werkbaum-mcp-http``; yields the base URL."""
+    limits of ``werkbaum-mcp-http``; yields the base URL (the server goes to ``started``)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, **uvicorn_settings(1))
     server = uvicorn.Server(config)
+    if started is not None:
+        started.append(server)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT
