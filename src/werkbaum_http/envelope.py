@@ -8,7 +8,8 @@ for a notification (``202``, no answer at all), and ``params`` as an array,
 bare string got ``-32602`` with pydantic's validation dump as the message.
 So :class:`~werkbaum_http.limits.McpGate`, which holds the whole body anyway,
 checks the envelope here for both eras alike, and answers what is not one
-message with ``-32600`` and a one-line reason.
+message with ``-32600`` and a one-line reason (``params`` that is not an
+object: ``-32602``, as on stdio).
 
 Only the envelope is checked: a body that is not JSON is left to the SDK
 (``-32700``), and so is everything inside ``params``.
@@ -21,6 +22,9 @@ from typing import Any
 
 INVALID_REQUEST = -32600
 """JSON-RPC 2.0: the JSON sent is not a valid request object."""
+INVALID_PARAMS = -32602
+"""JSON-RPC 2.0: a valid request whose params are not what the method takes (an MCP
+method takes an object): as the stdio server answers it."""
 
 RequestId = str | int
 
@@ -36,7 +40,11 @@ def envelope_error(body: bytes) -> bytes | None:
     request_id = message.get("id")
     known = request_id if _is_id(request_id) else None
     problem = _problem(message)
-    return None if problem is None else _answer(known, problem)
+    if problem is not None:
+        return _answer(known, problem)
+    if not isinstance(message.get("params", {}), dict):
+        return _answer(known, "params must be an object", INVALID_PARAMS)
+    return None
 
 
 def _problem(message: dict[str, Any]) -> str | None:
@@ -48,8 +56,6 @@ def _problem(message: dict[str, Any]) -> str | None:
         return _response_problem(message)
     if not isinstance(message["method"], str):
         return "method must be a string"
-    if not isinstance(message.get("params", {}), dict):
-        return "params must be an object"
     return None
 
 
@@ -77,7 +83,8 @@ def _is_id(value: object) -> bool:
     return isinstance(value, str) or _is_int(value)
 
 
-def _answer(request_id: RequestId | None, problem: str) -> bytes:
-    error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
+def _answer(request_id: RequestId | None, problem: str, code: int = INVALID_REQUEST) -> bytes:
+    said = "Invalid Request" if code == INVALID_REQUEST else "Invalid params"
+    error = {"code": code, "message": f"{said}: {problem}"}
     answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
     return json.dumps(answer, separators=(",", ":")).encode()

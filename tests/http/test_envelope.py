@@ -29,7 +29,6 @@ LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": M
 
 # (body, the id the answer names, a word of its message)
 SHAPES: dict[str, tuple[Any, Any, str]] = {
-    "params as an array": ({**LIST, "params": []}, 1, "params"),
     "jsonrpc 1.0": ({**LIST, "jsonrpc": "1.0"}, 1, "jsonrpc"),
     "no jsonrpc": ({key: LIST[key] for key in ("id", "method", "params")}, 1, "jsonrpc"),
     "numeric method": ({**LIST, "method": 5}, 1, "method"),
@@ -69,6 +68,17 @@ def test_a_body_that_is_not_one_message_is_invalid_request(
     assert answer["error"]["code"] == -32600
     message = answer["error"]["message"]
     assert about in message and len(message) < 100 and "validation" not in message.lower()
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_params_that_are_not_an_object_are_invalid_params_as_on_stdio(
+    base_url: str, era: str
+) -> None:
+    response = post(base_url, {**LIST, "params": []}, era)
+    assert response.status_code == 400
+    answer = response.json()
+    assert (answer["id"], answer["error"]["code"]) == (1, -32602)
+    assert answer["error"]["message"] == "Invalid params: params must be an object"
 
 
 @pytest.mark.parametrize("era", ERAS)
