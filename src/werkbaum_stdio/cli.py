@@ -140,6 +140,9 @@ def check(
       werkbaum check --strict --format github $(git ls-files '*.werkbaum')
       cat plan.werkbaum | werkbaum check --stdin-filename plan.werkbaum -
     """
+    named = click.get_current_context().get_parameter_source("stdin_filename")
+    if named is click.core.ParameterSource.COMMANDLINE and STDIN not in files:
+        raise click.UsageError("--stdin-filename names standard input; - is not among the files")
     try:
         names = PlanNames.with_globs(globs)
     except WerkbaumError as exc:
@@ -266,7 +269,7 @@ def render(
     and glyph); the gates, the cheapest path and its stations, effective
     status and warnings are marked; discarded nodes are faded and folded
     subtrees collapsed. No script, nothing loaded. See docs/pictures.md.
-    Exit status: 0 written, 2 an unreadable plan, an unknown id or format,
+    Exit status: 0 written, 2 an unreadable plan, an unknown id or format, no -o to a terminal,
     or an output that cannot be written.
 
     \b
@@ -275,6 +278,11 @@ def render(
       werkbaum render plan.werkbaum -o plan.svg --expand
       werkbaum render --id shop.build --format svg plan.werkbaum > shop.svg
     """
+    if output is None and sys.stdout.isatty():
+        raise click.UsageError(
+            "not writing the picture to a terminal: pass -o FILE.html or -o FILE.svg, "
+            "or redirect the output"
+        )
     try:
         chosen = picture_format(output, fmt)
     except WerkbaumError as exc:

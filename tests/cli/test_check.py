@@ -187,6 +187,10 @@ def test_stdin_is_checked_under_its_given_name(tmp_path: Path) -> None:
     assert result.stdout.startswith("<stdin>:3:3: error mixedGate")
     named = run("check", "--stdin-filename", "plans/app.werkbaum", "-", stdin=b"[z] A\n")
     assert named.stdout.startswith("plans/app.werkbaum:1:1: error unknownStatus")
+    plan(tmp_path, "p.werkbaum", "[ ] A\n")  # the name of stdin, but no - to read
+    unused = run("check", "--stdin-filename", "app.werkbaum", "p.werkbaum", cwd=tmp_path)
+    assert unused.returncode == 2
+    assert "--stdin-filename names standard input; - is not among the files" in unused.stderr
 
 
 def test_colour_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +30,25 @@ def test_stdout_gets_the_html_page() -> None:
     assert page.startswith("<!DOCTYPE html>\n")
     assert "<title>launch.werkbaum — Werkbaum plan</title>" in page
     assert page.endswith("</html>\n")
+
+
+def test_a_terminal_gets_a_hint_instead_of_the_page(tmp_path: Path) -> None:
+    controller, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(WERKBAUM), "render", "--engine", "dukpy", str(LAUNCH)],
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            cwd=tmp_path,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert done.returncode == 2
+    assert b"not writing the picture to a terminal: pass -o FILE.html" in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("engine", ["dukpy", "node"])
