@@ -269,8 +269,8 @@ def render(
     and glyph); the gates, the cheapest path and its stations, effective
     status and warnings are marked; discarded nodes are faded and folded
     subtrees collapsed. No script, nothing loaded. See docs/pictures.md.
-    Exit status: 0 written, 2 an unreadable plan, an unknown id or format, no -o to a terminal,
-    or an output that cannot be written.
+    Exit status: 0 written, 2 an unreadable plan, an unknown id or format,
+    no -o with a terminal as stdout, or an output that cannot be written.
 
     \b
     Examples:
