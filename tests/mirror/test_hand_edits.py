@@ -207,3 +207,72 @@ async def test_the_write_result_over_mcp_names_the_stash(
     sha = result["mirror"]["handEditStash"]
     assert git(repo, "show", f"{sha}:plan.werkbaum") == HAND
     assert result["mirror"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_the_stash_is_what_git_stash_list_and_show_present(
+    repo: Path, setup: tuple[str, Agent]
+) -> None:
+    """Built from objects (git never touches the file), yet laid out as ``git stash push``
+    lays it out: the list line, a diff of the mirror file alone (someone's staged file is
+    not part of it), HEAD and the index as parents, and ``git stash branch`` gives the
+    hand edit back with its staged text."""
+    _, agent = setup
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "other.txt").write_text("staged by someone\n", encoding="utf-8")
+    git(repo, "add", "other.txt")
+    (repo / REL).write_text(STAGED, encoding="utf-8")
+    git(repo, "add", REL)
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert outcome is not None and "commit" in outcome
+    sha = outcome["handEditStash"]
+    document = agent.mirror.document
+    assert git(repo, "stash", "list") == (
+        f"stash@{{0}}: On main: werkbaum-mcp: hand edit of plan.werkbaum, overwritten by "
+        f"{document} version 3\n"
+    )
+    assert git(repo, "rev-parse", "stash@{0}").strip() == sha
+    shown = git(repo, "stash", "show", "-p")
+    assert f"diff --git a/{REL} b/{REL}" in shown and "other.txt" not in shown
+    assert "+  - [ ] #h: written by hand (XS)" in shown
+    assert git(repo, "rev-parse", f"{sha}^1").strip() == head
+    assert git(repo, "log", "-1", "--format=%s", f"{sha}^2").startswith("index on main: ")
+    assert git(repo, "diff", "--name-only", head, f"{sha}^2").split() == [REL]
+    assert git(repo, "rev-parse", "-q", "--verify", f"{sha}^3", check=False) == ""
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "stash", "branch", "kept")
+    assert (repo / REL).read_text(encoding="utf-8") == HAND
+    assert git(repo, "show", f":{REL}") == STAGED
+    assert stashes(repo) == []
+
+
+def test_an_untracked_hand_edit_shows_with_git_stash_show_include_untracked(
+    repo: Path, human: Human, store: DocumentStore, engine: Engine
+) -> None:
+    mirror = mirror_in(repo, store, human.create(PLAN))
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    _, outcome = Agent(engine, store, mirror).write("setStatus", {"id": "a", "status": "x"})
+    assert outcome is not None
+    sha = outcome["handEditStash"]
+    assert git(repo, "stash", "show", "-p", sha) == ""  # not in the index, so not in ^2 either
+    assert "+  - [ ] #h: written by hand (XS)" in git(
+        repo, "stash", "show", "-p", "--include-untracked", sha
+    )
+    assert git(repo, "ls-tree", "-r", "--name-only", f"{sha}^3").split() == [REL]
+    assert git(repo, "log", "-1", "--format=%s", f"{sha}^3").startswith("untracked files on main")
+
+
+def test_during_a_merge_the_mirror_does_not_commit_and_puts_everything_back(
+    repo: Path, setup: tuple[str, Agent]
+) -> None:
+    """As git refuses ``git commit -- <file>`` then: a commit of the scratch index would be
+    a merge commit."""
+    _, agent = setup
+    head = git(repo, "rev-parse", "HEAD").strip()
+    (repo / ".git" / "MERGE_HEAD").write_text(f"{head}\n", encoding="utf-8")
+    committed, before = (repo / REL).read_bytes(), commits(repo)
+    _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert outcome is not None
+    assert "cannot commit plans/plan.werkbaum alone during a merge" in outcome["error"]
+    assert (repo / REL).read_bytes() == committed and commits(repo) == before
+    assert git(repo, "status", "--porcelain") == ""

@@ -10,7 +10,7 @@ import pytest
 from tests.mirror.conftest import git, make_repo
 from werkbaum_core.errors import ForbiddenSource, InvalidArgument
 from werkbaum_core.stores.documents import DocumentStore
-from werkbaum_stdio.mirror import Mirror, MirrorFiles, build_mirrors, parse_mirror_spec
+from werkbaum_stdio.mirror import Mirror, MirrorFiles, WorkTree, build_mirrors, parse_mirror_spec
 from werkbaum_stdio.roots import Roots
 
 UUID = "0b7e3a52-5d0c-4a51-9a37-3f1c2f0e9c11"
@@ -149,6 +149,11 @@ def test_mirror_files_redirect_every_spelling_of_the_file(
         assert files.redirect(source) is None, source
 
 
+def commit_text(repo: WorkTree, name: str, data: bytes) -> str | None:
+    """Commit ``data`` as the file ``name`` (git is given the bytes, as the mirror gives them)."""
+    return repo.commit(name, repo.entry_of(name, data, 0o644, None), "message\n")
+
+
 def test_a_glob_like_file_name_is_committed_literally(tmp_path: Path, store: DocumentStore) -> None:
     """Pathspecs are literal: ``*.werkbaum`` is that one file, not every plan."""
     repo = make_repo(tmp_path / "repo")
@@ -156,8 +161,7 @@ def test_a_glob_like_file_name_is_committed_literally(tmp_path: Path, store: Doc
     assert mirror.repo is not None
     (repo / "other.werkbaum").write_text("staged\n", encoding="utf-8")
     git(repo, "add", "other.werkbaum")
-    mirror.file.write_text("text\n", encoding="utf-8")
-    assert mirror.repo.commit(mirror.file.name, "message\n")
+    assert commit_text(mirror.repo, mirror.file.name, b"text\n")
     assert git(repo, "show", "--format=", "--name-only", "HEAD").split() == ["*.werkbaum"]
     assert git(repo, "diff", "--cached", "--name-only").split() == ["other.werkbaum"]
 
@@ -172,8 +176,7 @@ def test_git_inherits_no_repository_from_the_environment(
     monkeypatch.setenv("GIT_INDEX_FILE", str(elsewhere / ".git" / "index"))
     mirror = Mirror.create(DOC, repo / "a.werkbaum", store, roots_of(repo))
     assert mirror.repo is not None and mirror.repo.top == repo.resolve()
-    mirror.file.write_text("text\n", encoding="utf-8")
-    assert mirror.repo.commit(mirror.file.name, "message\n")
+    assert commit_text(mirror.repo, mirror.file.name, b"text\n")
     monkeypatch.delenv("GIT_DIR")
     monkeypatch.delenv("GIT_INDEX_FILE")
     assert git(elsewhere, "rev-list", "--count", "HEAD").strip() == "1"

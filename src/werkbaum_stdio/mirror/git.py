@@ -1,11 +1,27 @@
-"""Running git for the mirror: no shell, no inherited repository, stdin closed, output captured."""
+"""Running git for the mirror: no shell, no inherited repository, stdin closed, output captured.
+
+git never reads or writes the mirror file by its path here: a local process
+may swap the file's directory for a symlink at any moment, and git follows
+it. The mirror hands git the file's bytes (read through the held directory,
+:mod:`.target`) and git works on objects and index entries only —
+``hash-object --stdin``, ``update-index --cacheinfo``, ``read-tree`` and
+``write-tree`` into a scratch index, ``commit-tree``, ``stash store``. Even
+the commit is one of a scratch index (HEAD plus the new entry), so that the
+repository's hooks still run without git going back to the file. Every
+command runs at the top of the work tree, never in the file's directory.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import stat
 import subprocess
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -54,41 +70,49 @@ class GitError(Exception):
     """A git command failed or could not run; the message says which and git's own words."""
 
 
-def _git_env(literal: bool) -> dict[str, str]:
+def _git_env(literal: bool, index: Path | None) -> dict[str, str]:
     """The environment for git: no repository redirection, no prompts, literal pathspecs.
 
     Literal pathspecs, because a file named ``*.md`` or ``:(glob)x`` must
     mean exactly that file and nothing else (``check-ignore`` takes paths,
-    not pathspecs, and refuses the setting).
+    not pathspecs, and refuses the setting). ``index``: a scratch index of
+    the mirror's own (:meth:`WorkTree._scratch_index`) instead of the
+    repository's.
     """
     env = {key: value for key, value in os.environ.items() if key not in REPOSITORY_ENV}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_LITERAL_PATHSPECS"] = "1" if literal else "0"
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
     return env
 
 
 def run_git(
-    cwd: Path, *args: str, stdin: str | None = None, check: bool = True, literal: bool = True
+    cwd: Path,
+    *args: str,
+    stdin: str | bytes | None = None,
+    check: bool = True,
+    literal: bool = True,
+    index: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``git -c core.quotepath=false <args>`` in ``cwd``; ``GitError`` unless it could run.
 
     With ``check`` a non-zero exit is a ``GitError`` as well. stdin is the
-    given text or closed (never inherited: it is the stdio server's channel).
+    given text or bytes (a file's, as they are) or closed (never inherited:
+    it is the stdio server's channel). The output is decoded as UTF-8.
     """
     if not cwd.is_dir():
         raise GitError(f"the directory {cwd} does not exist (any more)")
     command = ["git", "-c", "core.quotepath=false", *args]
+    given = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     try:
-        done = subprocess.run(
+        raw = subprocess.run(
             command,
             cwd=cwd,
-            env=_git_env(literal),
-            input=stdin,
-            stdin=subprocess.DEVNULL if stdin is None else None,
+            env=_git_env(literal, index),
+            input=given,
+            stdin=subprocess.DEVNULL if given is None else None,
             capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
             timeout=GIT_TIMEOUT,
             shell=False,
             check=False,
@@ -99,9 +123,16 @@ def run_git(
         raise GitError(f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s") from exc
     except OSError as exc:
         raise GitError(f"git {args[0]} could not run: {exc.strerror or exc}") from exc
+    done = subprocess.CompletedProcess(
+        command, raw.returncode, _decoded(raw.stdout), _decoded(raw.stderr)
+    )
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
     return done
+
+
+def _decoded(output: bytes) -> str:
+    return output.decode("utf-8", errors="replace")
 
 
 def _said(done: subprocess.CompletedProcess[str]) -> str:
@@ -111,8 +142,25 @@ def _said(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @attrs.frozen
+class FileState:
+    """The mirror file as git sees it: its entry (``<mode>,<sha>``) in HEAD, the index and the
+    work tree; None where it is absent. The work tree's entry is of the bytes the mirror
+    read, hashed as ``git add`` would (same filters, same mode rule)."""
+
+    head: str | None
+    index: str | None
+    tree: str | None
+
+    @property
+    def clean(self) -> bool:
+        """Committed exactly as it is (what ``git status`` shows as nothing)."""
+        return self.head == self.index == self.tree
+
+
+@attrs.frozen
 class WorkTree:
-    """The git work tree a mirror file lies in; every command runs in the file's directory."""
+    """The git work tree a mirror file lies in; commands run at its top, never in the file's
+    directory (which may be a symlink by now)."""
 
     top: Path
     directory: Path
@@ -124,7 +172,7 @@ class WorkTree:
         Checked at start-up so that a mirror that can never commit is a
         start-up error, not a surprise after the first agent write: the
         directory must be inside a work tree (not inside ``.git``), and the
-        file must not be ignored (``git add`` would refuse it).
+        file must not be ignored (a commit of it would be refused).
         """
         directory = file.parent
         try:
@@ -149,9 +197,19 @@ class WorkTree:
         return tree
 
     def git(
-        self, *args: str, stdin: str | None = None, check: bool = True, literal: bool = True
+        self,
+        *args: str,
+        stdin: str | bytes | None = None,
+        check: bool = True,
+        literal: bool = True,
+        index: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        return run_git(self.directory, *args, stdin=stdin, check=check, literal=literal)
+        """git at the top of the work tree (paths are given from there: :meth:`path_of`)."""
+        return run_git(self.top, *args, stdin=stdin, check=check, literal=literal, index=index)
+
+    def path_of(self, name: str) -> str:
+        """The file's path from the top of the work tree, as git's paths are given here."""
+        return str((self.directory / name).relative_to(self.top))
 
     def verify(self) -> None:
         """The directory is still in the work tree found at start-up.
@@ -159,7 +217,7 @@ class WorkTree:
         Otherwise (the repository was deleted or moved) git would find the
         next repository up the tree and commit the plan into a stranger's.
         """
-        done = self.git("rev-parse", "--show-toplevel", check=False)
+        done = run_git(self.directory, "rev-parse", "--show-toplevel", check=False)
         found = done.stdout.strip()
         if done.returncode != 0 or Path(found) != self.top:
             now = _said(done) if done.returncode != 0 else f"it is in {found} now"
@@ -168,54 +226,125 @@ class WorkTree:
             )
 
     def ignored(self, name: str) -> bool:
-        done = self.git("check-ignore", "-q", "--", name, check=False, literal=False)
+        done = self.git("check-ignore", "-q", "--", self.path_of(name), check=False, literal=False)
         if done.returncode not in (0, 1):
             raise GitError(f"git check-ignore failed (exit {done.returncode}): {_said(done)}")
         return done.returncode == 0
 
-    def committed(self, name: str) -> bool:
-        """Whether the file is committed exactly as it is (not modified, staged or untracked)."""
-        return not self.status(name)
-
-    def status(self, name: str) -> str:
-        """The file's two-letter ``git status --porcelain`` code (index, work tree); "" if clean."""
-        out = self.git("status", "--porcelain", "--untracked-files=all", "--", name).stdout
-        return out[:2] if out.strip() else ""
-
     def has_head(self) -> bool:
-        done = run_git(self.top, "rev-parse", "-q", "--verify", "HEAD", check=False)
-        return done.returncode == 0
+        return self.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0
+
+    def state(self, name: str, file: tuple[bytes, int] | None) -> FileState:
+        """The file's entries; ``file`` is its bytes and mode as the mirror read them.
+
+        Stands in for ``git status``, which would read the file by its path.
+        """
+        index = self.index_entry(name)
+        tree = None if file is None else self.entry_of(name, *file, index)
+        return FileState(head=self.head_entry(name), index=index, tree=tree)
+
+    def head_entry(self, name: str) -> str | None:
+        """The file's entry in HEAD's tree as ``<mode>,<sha>`` (None: not there, or no HEAD)."""
+        if not self.has_head():
+            return None
+        out = self.git("ls-tree", "-z", "--full-tree", "HEAD", "--", self.path_of(name)).stdout
+        fields = out.split("\t", 1)[0].split()
+        return f"{fields[0]},{fields[2]}" if len(fields) == 3 else None
 
     def index_entry(self, name: str) -> str | None:
         """The file's index entry as ``<mode>,<sha>`` (None: not in the index)."""
-        out = self.git("ls-files", "--stage", "--", name).stdout.split()
+        out = self.git("ls-files", "-z", "--stage", "--", self.path_of(name)).stdout.split()
         return f"{out[0]},{out[1]}" if len(out) >= 2 else None
 
-    def set_index_entry(self, name: str, entry: str | None) -> None:
-        """Put back an entry of :meth:`index_entry` (None: take the file out of the index).
+    def entry_of(self, name: str, data: bytes, mode: int, index: str | None) -> str:
+        """The entry ``git add`` would make of ``data`` with file mode ``mode``; the blob is
+        written to the object store.
 
-        ``--cacheinfo`` takes its path from the top of the work tree.
+        ``--path`` applies the file's attributes (clean filters, line endings)
+        to the bytes given, without reading the file. The mode rule is git's:
+        executable if the owner may execute it — unless ``core.fileMode`` is
+        off, then the index entry's mode stays (100644 for a new entry).
         """
-        path = self._from_top(name)
+        path = self.path_of(name)
+        sha = self.git("hash-object", "-w", "--stdin", f"--path={path}", stdin=data).stdout
+        return f"{self._mode(mode, index)},{sha.strip()}"
+
+    def _mode(self, mode: int, index: str | None) -> str:
+        done = self.git("config", "--type=bool", "core.fileMode", check=False)
+        if done.stdout.strip() == "false":
+            kept = index.split(",", 1)[0] if index is not None else ""
+            return kept if kept.startswith("100") else "100644"
+        return "100755" if mode & stat.S_IXUSR else "100644"
+
+    def set_index_entry(self, name: str, entry: str | None, index: Path | None = None) -> None:
+        """Put an entry of :meth:`index_entry` into the index (None: take the file out of it).
+
+        Index only: git does not look at the file. ``index``: a scratch index.
+        """
+        path = self.path_of(name)
         if entry is None:
-            run_git(self.top, "update-index", "--force-remove", "--", path)
+            self.git("update-index", "--force-remove", "--", path, index=index)
         else:
-            run_git(self.top, "update-index", "--add", "--cacheinfo", f"{entry},{path}")
+            self.git("update-index", "--add", "--cacheinfo", f"{entry},{path}", index=index)
 
-    def _from_top(self, name: str) -> str:
-        return str((self.directory / name).relative_to(self.top))
+    @contextlib.contextmanager
+    def _scratch_index(self, *, head: bool = True, keep_stat: bool = False) -> Iterator[Path]:
+        """An index file of the mirror's own holding HEAD's tree (``head`` False, or no HEAD
+        yet: empty); ``read-tree`` without ``-u`` leaves the work tree alone.
 
-    def stash(self, name: str, message: str) -> str:
-        """``git stash push`` of the file alone (index and work tree); the stash commit's sha.
-
-        The file is then as committed (or gone, if it was never committed;
-        git then also removes the directories left empty — the caller makes
-        them again, without following a symlink). ``git stash`` reads its
-        pathspec from the top of the work tree.
+        ``keep_stat``: start from a copy of the repository's index, so that a
+        commit's refresh hashes only the files that changed, not every file.
         """
-        path = self._from_top(name)
-        run_git(self.top, "stash", "push", "--include-untracked", "-q", "-m", message, "--", path)
-        return run_git(self.top, "rev-parse", "refs/stash").stdout.strip()
+        with tempfile.TemporaryDirectory(prefix="werkbaum-index-") as scratch:
+            index = Path(scratch) / "index"
+            if keep_stat:
+                found = self.git("rev-parse", "--path-format=absolute", "--git-path", "index")
+                real = Path(found.stdout.strip())
+                if real.is_file():
+                    shutil.copyfile(real, index)
+            if head and self.has_head():
+                self.git("read-tree", *(["-m", "-i"] if keep_stat else []), "HEAD", index=index)
+            else:
+                self.git("read-tree", "--empty", index=index)
+            yield index
+
+    def _tree_with(self, name: str, entry: str | None, *, head: bool = True) -> str:
+        """The sha of HEAD's tree (``head`` False: the empty tree) with the file as ``entry``."""
+        with self._scratch_index(head=head) as index:
+            self.set_index_entry(name, entry, index)
+            return self.git("write-tree", index=index).stdout.strip()
+
+    def _commit_tree(self, tree: str, message: str, *parents: str) -> str:
+        """A commit object as ``git stash`` makes them: no hooks, never signed."""
+        given = [arg for parent in parents for arg in ("-p", parent)]
+        done = self.git("commit-tree", "--no-gpg-sign", *given, "-m", message, tree)
+        return done.stdout.strip()
+
+    def stash(self, name: str, state: FileState, message: str) -> str:
+        """Keep the file's uncommitted state in a new stash, as ``git stash push
+        --include-untracked -- <file>`` lays it out; the stash commit's sha.
+
+        Made of objects alone, so that git does not touch the file: the stash
+        commit's tree is HEAD's with the work tree's file (``^1`` HEAD, ``^2``
+        the index's file, ``^3`` a file that was not in the index, alone).
+        The index and the file stay as they are; the caller overwrites both.
+        """
+        head = self.git("rev-parse", "HEAD").stdout.strip()
+        branch = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
+        on = branch or "(no branch)"
+        title = self.git("log", "-1", "--format=%h %s", "HEAD").stdout.strip()
+        staged = self._commit_tree(
+            self._tree_with(name, state.index), f"index on {on}: {title}", head
+        )
+        parents = [head, staged]
+        if state.index is None and state.tree is not None:  # untracked: the third parent
+            alone = self._tree_with(name, state.tree, head=False)
+            parents.append(self._commit_tree(alone, f"untracked files on {on}: {title}"))
+        worked = self._tree_with(name, state.tree if state.index is not None else None)
+        subject = f"On {on}: {message}"
+        sha = self._commit_tree(worked, subject, *parents)
+        self.git("stash", "store", "-q", "-m", subject, sha)
+        return sha
 
     def drop_stash(self, sha: str) -> None:
         """Drop the newest stash if it is ``sha`` (a stash pushed since stays untouched)."""
@@ -231,7 +360,8 @@ class WorkTree:
         """
         if not self.has_head():
             return None  # no commit yet in this repository
-        out = self.git("log", f"-n{SEARCH_DEPTH}", "-z", "--format=%B", "--", name).stdout
+        path = self.path_of(name)
+        out = self.git("log", f"-n{SEARCH_DEPTH}", "-z", "--format=%B", "--", path).stdout
         for message in out.split("\0"):
             found = self._version_of(message)
             if found is not None:
@@ -256,17 +386,36 @@ class WorkTree:
         pairs = (_TRAILER_LINE.match(line) for line in out.splitlines())
         return [(m["key"].strip(), m["value"].strip()) for m in pairs if m]
 
-    def commit(self, name: str, message: str) -> str | None:
-        """Commit only ``name`` (pathspec: other staged changes stay staged); the new sha.
+    def commit(self, name: str, entry: str, message: str) -> str | None:
+        """Commit the file as ``entry`` and nothing else (other staged changes stay staged);
+        the new sha.
 
-        None if, once added, the file equals its committed version: git would
-        refuse an empty commit, and there is nothing to record.
+        The index gets the entry, as ``git add`` would give it. None if that
+        equals the committed one: git would refuse an empty commit, and there
+        is nothing to record. The commit is ``git commit`` of a scratch index
+        — HEAD's tree with the entry, what ``git commit -- <file>`` commits —
+        so the hooks run (and see that index), but git never reads the file.
+        Refused, as git refuses a commit of one file then, while a merge,
+        cherry-pick or revert is in progress.
         """
-        self.git("add", "--", name)
-        if self.committed(name):
+        self.set_index_entry(name, entry)
+        if entry == self.head_entry(name):
             return None
-        self.git("commit", "-q", "--cleanup=whitespace", "-m", message, "--", name)
+        for marker, doing in _IN_PROGRESS:
+            if self.git("rev-parse", "-q", "--verify", marker, check=False).returncode == 0:
+                raise GitError(f"cannot commit {self.path_of(name)} alone during a {doing}")
+        with self._scratch_index(keep_stat=True) as index:
+            self.set_index_entry(name, entry, index)
+            self.git("commit", "-q", "--cleanup=whitespace", "-m", message, index=index)
         return self.git("rev-parse", "HEAD").stdout.strip()
+
+
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "merge"),
+    ("CHERRY_PICK_HEAD", "cherry-pick"),
+    ("REVERT_HEAD", "revert"),
+)
+"""Operations during which git refuses a commit of one file (it would not be one)."""
 
 
 _LOCKS: dict[str, threading.Lock] = {}

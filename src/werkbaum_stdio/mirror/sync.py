@@ -15,12 +15,16 @@ from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumErr
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
-from werkbaum_stdio.mirror.git import GitError, WorkTree, work_tree_lock
+from werkbaum_stdio.mirror.git import FileState, GitError, WorkTree, work_tree_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
 from werkbaum_stdio.mirror.target import FileProblem, MirrorTarget
 from werkbaum_stdio.roots import Roots
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MODE = 0o644
+"""The mode bits a new mirror file is committed with: not executable (the file store
+creates it 0666 minus the umask)."""
 
 Stage = Literal["fetch", "file", "git"]
 
@@ -184,20 +188,21 @@ class Mirror:
             return self._outcome("unchanged" if same else "written", fetched)
         repo, name = self.repo, self.file.name
         repo.verify()
-        status = repo.status(name)
-        if same and not status:
+        state = repo.state(name, found)
+        if same and state.clean:
             return self._outcome("unchanged", fetched)
         # Everything that can fail on the backend is asked before the file is touched.
         history = self.store.history(self.document)
         bound = repo.previous_version(name)
-        before = _Before(found, repo.index_entry(name))
-        kept = self._keep_hand_edit(fetched) if _hand_edit(status, same, present) else None
+        before = _Before(found, state.index)
+        kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
         message = commit_message(fetched, via, history, bound, kept)
         try:
             now = self.target.read()
             if now is None or now[0] != data:
-                self.target.write(data)
-            sha = repo.commit(name, message)
+                self.target.write(data)  # keeps the mode of the file it replaces
+            mode = DEFAULT_MODE if now is None else now[1]
+            sha = repo.commit(name, repo.entry_of(name, data, mode, state.index), message)
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(before, kept, exc)) from exc
         if sha is None:  # the file only went back to its committed text (a hand edit undone)
@@ -205,7 +210,7 @@ class Mirror:
         subject = message.split("\n", 1)[0]
         return self._outcome("commit", fetched, commit=sha, subject=subject, kept=kept)
 
-    def _keep_hand_edit(self, fetched: Fetched) -> str:
+    def _keep_hand_edit(self, fetched: Fetched, state: FileState) -> str:
         """Stash the uncommitted hand edit the commit would overwrite; the stash's sha.
 
         A stash, not a commit of the edit: it runs no hooks, does not put a
@@ -223,9 +228,7 @@ class Mirror:
             f"werkbaum-mcp: hand edit of {self.file.name}, overwritten by "
             f"{self.document} version {fetched.version}"
         )
-        sha = self.repo.stash(self.file.name, message)
-        self.target.make_directory()  # git removes a directory the stash left empty
-        return sha
+        return self.repo.stash(self.file.name, state, message)
 
     def _put_back(self, before: _Before, kept: str | None, failure: Exception) -> str:
         """After a failed write or commit: the file and its index entry as they were; what to
@@ -269,20 +272,20 @@ class Mirror:
         return Fetched(text=snapshot.text, version=version, title=title, at=self.now())
 
 
-def _hand_edit(status: str, same: bool, present: bytes | None) -> bool:
+def _hand_edit(state: FileState, same: bool) -> bool:
     """Whether the file holds an uncommitted text other than the one about to be committed.
 
-    ``status`` is the file's porcelain code (index, work tree). With the new
-    text already in the work tree, only a different staged text is a hand
-    edit; otherwise any text that differs from the committed one is. A
-    deleted file is none (its text is in the last commit).
+    ``same``: the work tree holds the new text already; then only a staged
+    text other than it and the committed one is a hand edit. Otherwise any
+    uncommitted text in the work tree or the index is. A deleted file, or a
+    staged deletion, is none (its text is in the last commit).
     """
-    if not status:
+    if state.clean:
         return False
-    staged, tree = status[0], status[1]
+    staged = state.index is not None and state.index != state.head
     if same:
-        return staged not in " ?" and tree != " "
-    return present is not None or staged not in " ?D"
+        return staged and state.index != state.tree
+    return state.tree is not None or staged
 
 
 @attrs.frozen

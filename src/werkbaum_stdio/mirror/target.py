@@ -27,7 +27,7 @@ from typing import TypeVar
 import attrs
 
 from werkbaum_core.errors import NotFound, WerkbaumError
-from werkbaum_stdio.confined import DIR_FLAGS, Place, open_root, unavailable, walk
+from werkbaum_stdio.confined import Place, unavailable, walk
 from werkbaum_stdio.files import read_bytes, replace_file
 from werkbaum_stdio.roots import Roots
 
@@ -85,33 +85,6 @@ class MirrorTarget:
                 pass
             except OSError as exc:
                 raise FileProblem(unavailable(str(self.path), exc).message) from None
-
-    def make_directory(self) -> None:
-        """Create the file's directories where they are missing, never through a symlink.
-
-        ``git stash`` of an untracked file removes the directories it leaves
-        empty; the mirror then puts the file back where it was.
-        """
-        source = str(self.path)
-        fd = -1
-        try:
-            fd = open_root(self.root, source)
-            for name in self.below[:-1]:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, dir_fd=fd)
-                child = os.open(name, DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
-        except WerkbaumError as exc:
-            raise FileProblem(exc.message) from None
-        except OSError as exc:
-            raise FileProblem(
-                f"cannot make the directory of {source} again: {exc.strerror or exc}"
-                " (a symlink is not followed)"
-            ) from None
-        finally:
-            if fd >= 0:
-                os.close(fd)
 
     @contextlib.contextmanager
     def _place(self) -> Iterator[Place]:
