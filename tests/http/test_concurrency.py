@@ -79,8 +79,8 @@ async def test_worker_answers_while_a_large_argument_is_checked(backend: Backend
     """The input-schema check costs time in proportion to the arguments: it runs in the
     worker thread with the tool, so the loop keeps answering meanwhile."""
     engine = LazyEngine("dukpy", "")
-    # 1,000 ops (the limit) of 1,500 empty lines each: every line is checked, ~6 MB.
-    ops = [{"op": "insert", "index": 0, "count": 0, "lines": [""] * 1_500}] * 1_000
+    # 1,000 ops (the limit) of 500 empty lines each: every line is checked, ~2 MB.
+    ops = [{"op": "insert", "index": 0, "count": 0, "lines": [""] * 500}] * 1_000
     base = {"version": 1, "checksum": "sha256:" + "0" * 64}
     try:
         with serving(make_app(backend, engine)) as url:

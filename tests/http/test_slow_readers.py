@@ -137,7 +137,7 @@ def test_clients_that_never_read_are_reset_at_the_send_deadline(
         assert answer.status_code == 200 and len(answer.content) > 3_500_000
         deadline = GRACE + len(answer.content) / RATE  # every byte undelivered at the start
         kept: list[int] = []
-        for _ in range(3):
+        for _ in range(2):  # a second wave: nothing of the first is kept
             readers = [reader(port, document) for _ in range(STALLED)]
             wait_for(lambda: held(server)[1] > STALLED * 100_000)  # every answer is stuck
             assert held(server)[0] == STALLED
