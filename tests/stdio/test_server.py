@@ -406,3 +406,23 @@ async def test_an_enum_problem_lists_the_allowed_values_as_json(client: Client) 
     [said] = (await error_of(client, "werkbaum_set_status", args))["problems"]
     assert said.startswith('status: \'completed\' is not one of ["?", " ", '), said
     assert said.endswith(', "discarded", null]'), said
+
+
+async def test_a_missing_plan_file_names_the_listed_ones_it_may_have_meant(
+    client: Client, plans: Path
+) -> None:
+    (plans / "sub").mkdir()
+    (plans / "sub" / "launch.werkbaum").write_text("[ ] Launch\n", encoding="utf-8")
+    for source, meant in [
+        ("launch.werkbaum", ["sub/launch.werkbaum"]),  # the name alone, in another folder
+        ("werkbam.werkbaum", ["werkbaum.werkbaum"]),  # a slip of the pen
+        ("nothing-like-it.werkbaum", None),
+    ]:
+        error = await error_of(client, "werkbaum_read", {"source": source})
+        assert error["code"] == "not_found"
+        assert error["message"].endswith("; werkbaum_list lists the plan files")
+        assert error.get("didYouMean") == meant, source
+    base = (await read(client))["base"]
+    args = {"source": "plan.werkbaum", "base": base, "id": "nope", "status": "x"}
+    node = await error_of(client, "werkbaum_set_status", args)
+    assert "werkbaum_list" not in node["message"]  # a node's not_found stays as it was
