@@ -9,10 +9,11 @@ import attrs
 import mcp.types as types
 
 from werkbaum_core.engine import LazyEngine, choose_executor
-from werkbaum_core.errors import InvalidArgument
+from werkbaum_core.errors import InvalidArgument, NotFound
 from werkbaum_core.guide import GUIDE_URI, guide_for
-from werkbaum_core.rules.catalogue import Services
+from werkbaum_core.rules.catalogue import Services, with_plan_hints
 from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.audit import AuditLog
 from werkbaum_stdio.client_roots import ClientRoots
 from werkbaum_stdio.files import FileStore
@@ -94,7 +95,14 @@ def file_template(files: FileStore) -> TemplateRoute:
         description="A plan file under the server's roots (path relative to its root).",
         mime_type="text/plain",
     )
-    return snapshot_route(listed, "path", files.read)
+
+    def read(path: str) -> Snapshot:
+        try:
+            return files.read(path)
+        except NotFound as exc:  # worded as the tool error for the same source
+            raise with_plan_hints(exc, files) from None
+
+    return snapshot_route(listed, "path", read)
 
 
 def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:

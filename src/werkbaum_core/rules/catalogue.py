@@ -154,7 +154,7 @@ class ToolSpec:
         try:
             result = self.handler(services, arguments, caller)
         except NotFound as exc:
-            raise _with_plan_hints(exc, services) from None
+            raise with_plan_hints(exc, services.plan_files) from None
         return result if isinstance(result, ToolResult) else ToolResult.of(result)
 
 
@@ -162,13 +162,13 @@ HINT_PAGES = 3
 """Listing pages a missing file's suggestions are drawn from (a not_found only)."""
 
 
-def _with_plan_hints(error: NotFound, services: Services) -> NotFound:
+def with_plan_hints(error: NotFound, plan_files: PlanFiles | None) -> NotFound:
     """A missing plan file's error with the listed sources the agent may have meant
     and where to find the rest; a node's not_found (it names the id) as it is. (An
     unknown document is source_unavailable, never not_found.)"""
     source = error.details.get("source")
     if (
-        services.plan_files is None
+        plan_files is None
         or not isinstance(source, str)
         or "id" in error.details
         or "didYouMean" in error.details
@@ -177,7 +177,7 @@ def _with_plan_hints(error: NotFound, services: Services) -> NotFound:
     listed: list[str] = []
     cursor: str | None = None
     for _ in range(HINT_PAGES):
-        page = services.plan_files.list_plans(cursor, limit=s.LIST_PAGE, lines=False)
+        page = plan_files.list_plans(cursor, limit=s.LIST_PAGE, lines=False)
         listed.extend(plan.source for plan in page.plans)
         cursor = page.next_cursor
         if cursor is None:
