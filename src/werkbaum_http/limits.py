@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 
+import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from werkbaum_http.envelope import envelope_error
@@ -42,6 +43,9 @@ from werkbaum_http.responses import respond
 RETRY_AFTER_SECONDS = 1
 BUSY_CODE = -32000
 """JSON-RPC server-defined error: the server is at capacity (nothing was executed)."""
+INLINE_ENVELOPE_BYTES = 64 * 1024
+"""Bodies up to this size have their envelope checked on the event loop (well under a
+millisecond); larger ones in a worker thread, as the tool's own argument check is."""
 BODY_BUDGET_BYTES = 128 * 1024 * 1024
 """Request bytes a worker holds for bodies still arriving: sixteen full-size bodies."""
 
@@ -99,7 +103,12 @@ class McpGate:
             body = await self._body(scope, receive, send)
             if body is None:
                 return
-            invalid = envelope_error(body)
+            # Parsing a large body takes time in proportion to it: off the event loop.
+            invalid = (
+                envelope_error(body)
+                if len(body) <= INLINE_ENVELOPE_BYTES
+                else await anyio.to_thread.run_sync(envelope_error, body)
+            )
             if invalid is not None:
                 await respond(send, 400, invalid)
                 return

@@ -91,3 +91,14 @@ def test_well_formed_messages_still_reach_the_sdk(base_url: str, era: str) -> No
     assert post(base_url, notification, era).status_code == 202
     broken = post(base_url, None, era, raw=b'{"jsonrpc": "2.0", "id": 1,').json()
     assert broken["error"]["code"] == -32700  # not JSON: the SDK's parse error
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_large_body_is_checked_alike(base_url: str, era: str) -> None:
+    # Over INLINE_ENVELOPE_BYTES: checked in a worker thread, with the same answers.
+    big = {**LIST, "params": {"_meta": META, "pad": "x" * 200_000}}
+    response = post(base_url, [big], era)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+    response = post(base_url, {**big, "params": ["x" * 200_000]}, era)
+    assert response.json()["error"]["code"] == -32602
