@@ -11,7 +11,8 @@ import mcp.types as types
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.errors import InvalidArgument, NotFound
 from werkbaum_core.guide import GUIDE_URI, guide_for
-from werkbaum_core.rules.catalogue import Services, with_plan_hints
+from werkbaum_core.rules.catalogue import Services
+from werkbaum_core.rules.plan_hints import with_plan_hints
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.audit import AuditLog

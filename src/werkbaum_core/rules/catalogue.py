@@ -22,7 +22,7 @@ from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
 from werkbaum_core.rules.conflicts import RecentTexts
 from werkbaum_core.rules.pipeline import NEW_PLAN, WriteRequest, create, write
-from werkbaum_core.rules.plan_hints import similar_sources
+from werkbaum_core.rules.plan_hints import with_plan_hints
 from werkbaum_core.rules.result import JSONObject, ToolResult
 from werkbaum_core.stores.protocol import Base, Creates, Store
 from werkbaum_core.text import MAX_TEXT_CHARS
@@ -156,35 +156,6 @@ class ToolSpec:
         except NotFound as exc:
             raise with_plan_hints(exc, services.plan_files) from None
         return result if isinstance(result, ToolResult) else ToolResult.of(result)
-
-
-HINT_PAGES = 3
-"""Listing pages a missing file's suggestions are drawn from (a not_found only)."""
-
-
-def with_plan_hints(error: NotFound, plan_files: PlanFiles | None) -> NotFound:
-    """A missing plan file's error with the listed sources the agent may have meant
-    and where to find the rest; a node's not_found (it names the id) as it is. (An
-    unknown document is source_unavailable, never not_found.)"""
-    source = error.details.get("source")
-    if (
-        plan_files is None
-        or not isinstance(source, str)
-        or "id" in error.details
-        or "didYouMean" in error.details
-    ):
-        return error
-    listed: list[str] = []
-    cursor: str | None = None
-    for _ in range(HINT_PAGES):
-        page = plan_files.list_plans(cursor, limit=s.LIST_PAGE, lines=False)
-        listed.extend(plan.source for plan in page.plans)
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    meant = similar_sources(source, listed)
-    message = f"{error.message}; werkbaum_list lists the plan files"
-    return NotFound(message, **error.details, didYouMean=meant or None)
 
 
 # ------------------------------------------------------------------ read tools

@@ -11,6 +11,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from werkbaum_core.errors import NotFound
+from werkbaum_core.rules.schemas import LIST_PAGE
+
+if TYPE_CHECKING:  # the catalogue imports this module
+    from werkbaum_core.rules.catalogue import PlanFiles
 
 MAX_SUGGESTIONS = 3
 """At most this many sources in ``didYouMean``."""
@@ -39,3 +46,32 @@ def _file_name(source: str) -> str:
 
 def _stem(name: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+
+
+HINT_PAGES = 3
+"""Listing pages a missing file's suggestions are drawn from (a not_found only)."""
+
+
+def with_plan_hints(error: NotFound, plan_files: PlanFiles | None) -> NotFound:
+    """A missing plan file's error with the listed sources the agent may have meant
+    and where to find the rest; a node's not_found (it names the id) as it is. (An
+    unknown document is source_unavailable, never not_found.)"""
+    source = error.details.get("source")
+    if (
+        plan_files is None
+        or not isinstance(source, str)
+        or "id" in error.details
+        or "didYouMean" in error.details
+    ):
+        return error
+    listed: list[str] = []
+    cursor: str | None = None
+    for _ in range(HINT_PAGES):
+        page = plan_files.list_plans(cursor, limit=LIST_PAGE, lines=False)
+        listed.extend(plan.source for plan in page.plans)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    meant = similar_sources(source, listed)
+    message = f"{error.message}; werkbaum_list lists the plan files"
+    return NotFound(message, **error.details, didYouMean=meant or None)
