@@ -216,7 +216,9 @@ class Roots:
 
 
 def check_source(source: str) -> None:
-    """Refuse file sources no file system path can be: empty, NUL, overlong."""
+    """Refuse file sources no file system path can be: empty, NUL, overlong, or
+    ending in a folder step (``plan.werkbaum/``, ``…/.``: POSIX reads such a path as
+    a folder, so it must not quietly name the file, nor create one)."""
     if not source:
         raise InvalidArgument("the file source is empty", source=source)
     if "\0" in source:
@@ -224,6 +226,14 @@ def check_source(source: str) -> None:
     if len(source) > MAX_SOURCE_CHARS:
         raise InvalidArgument(
             f"the file source is longer than {MAX_SOURCE_CHARS:,} characters", source=source[:200]
+        )
+    last = source.rsplit("/", 1)[-1]
+    if last in ("", ".", ".."):
+        raise InvalidArgument(
+            f"the file source {source} names a folder, not a plan file "
+            "(a path that ends in '/', '/.' or '/..' does)",
+            source=source,
+            reason="not_a_file",
         )
 
 

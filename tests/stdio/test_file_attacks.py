@@ -59,9 +59,11 @@ def state_of(directory: Path) -> dict[str, tuple[bytes, int, int]]:
     return found
 
 
-def refusal(call: Callable[[], object]) -> dict[str, str]:
-    """The error body of a call that must be refused as ``forbidden_source``."""
-    with pytest.raises(ForbiddenSource) as info:
+def refusal(
+    call: Callable[[], object], kind: type[WerkbaumError] = ForbiddenSource
+) -> dict[str, str]:
+    """The error body of a call that must be refused as ``kind`` (``forbidden_source``)."""
+    with pytest.raises(kind) as info:
         call()
     body: dict[str, str] = info.value.to_json()["error"]
     return body
@@ -77,8 +79,8 @@ def refusal(call: Callable[[], object]) -> dict[str, str]:
         ("notes.txt", "not_a_plan"),
         ("plan.werkbaum.bak", "not_a_plan"),
         (f".plan.werkbaum.k1ll3d{TEMP_SUFFIX}", "not_a_plan"),
-        ("sub/", "not_a_plan"),
-        ("sub/..", "not_a_plan"),
+        ("sub/", "not_a_file"),
+        ("sub/..", "not_a_file"),
         (".git/config", "git"),
         (".git/x.werkbaum", "git"),
         (".GIT/x.werkbaum", "git"),
@@ -99,8 +101,9 @@ def test_what_is_not_a_plan_file_is_forbidden_before_it_is_opened(
     before = state_of(root)
     touched.files.clear()
     base = Base(checksum(SECRET))
+    kind = InvalidArgument if reason == "not_a_file" else ForbiddenSource
     for call in (lambda: store.read(source), lambda: store.write(source, base, [], PLAN)):
-        body = refusal(call)
+        body = refusal(call, kind)
         assert body["reason"] == reason and "SECRET" not in body["message"]
     assert touched.files == [], "no file was opened, only directories on the way"
     if source.startswith("alias"):  # a create never follows a link: the name is taken
@@ -109,7 +112,7 @@ def test_what_is_not_a_plan_file_is_forbidden_before_it_is_opened(
         assert "current" not in info.value.to_json()["error"]
         assert touched.files == [source], "only lstat'ed"
     else:
-        assert refusal(lambda: store.create(source, PLAN))["reason"] == reason
+        assert refusal(lambda: store.create(source, PLAN), kind)["reason"] == reason
         assert touched.files == []
     assert state_of(root) == before
 

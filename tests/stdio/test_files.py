@@ -146,6 +146,25 @@ def test_empty_and_nul_sources_are_invalid(store: FileStore) -> None:
             store.read(source)
 
 
+def test_a_source_ending_in_a_folder_step_names_no_file(
+    store: FileStore, root: Path
+) -> None:
+    """``plan.werkbaum/`` is a folder to POSIX: it neither reads the file nor creates one."""
+    target = plan_file(root)
+    (root / "sub").mkdir()
+    sources = ("plan.werkbaum/", "plan.werkbaum/.", "plan.werkbaum//", "sub/..", ".", f"{target}/")
+    for source in sources:
+        with pytest.raises(InvalidArgument) as raised:
+            store.read(source)
+        assert raised.value.to_json()["error"]["reason"] == "not_a_file", source
+        assert "names a folder" in str(raised.value)
+    for source in ("new.werkbaum/", "new.werkbaum/."):
+        with pytest.raises(InvalidArgument):
+            store.create(source, PLAN)
+    assert sorted(os.listdir(root)) == ["plan.werkbaum", "sub"]
+    assert store.read("plan.werkbaum").text == PLAN
+
+
 def test_claude_project_dir_is_the_default_root_and_base(tmp_path: Path, root: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

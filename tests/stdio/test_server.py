@@ -223,6 +223,20 @@ async def test_dry_run_writes_nothing(client: Client, plans: Path, audit_file: P
     assert audit_lines(audit_file)[-1]["outcome"] == "dryRun"
 
 
+async def test_a_dry_run_hands_back_the_files_base_not_a_forged_version(client: Client) -> None:
+    """A file has no version: a dry run with a made-up one answers the file's base
+    (``version: null``, as the real write does), not the agent's invention."""
+    base = (await read(client))["base"]
+    forged = {**base, "version": 3}
+    args = {"source": "plan.werkbaum", "id": "a", "status": "x"}
+    preview = structured(
+        await client.call_tool("werkbaum_set_status", {**args, "base": forged, "dryRun": True})
+    )
+    written = structured(await client.call_tool("werkbaum_set_status", {**args, "base": forged}))
+    assert preview["base"] == base and preview["base"]["version"] is None
+    assert written["base"]["version"] is None
+
+
 @pytest.mark.parametrize(
     ("args", "code"),
     [

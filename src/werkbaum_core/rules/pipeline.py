@@ -292,7 +292,12 @@ def write(
     """
     planned = plan(engine, store, request, recent)
     if request.dry_run:
-        expected = Snapshot(planned.expected_text, request.base)
+        # The base the real write is to name: the store's own for the text the agent
+        # named (a forged version on a file is not handed back as if it were real);
+        # an older base a document store merges from stays the agent's.
+        current = planned.current.base
+        same = current.checksum == request.base.checksum
+        expected = Snapshot(planned.expected_text, current if same else request.base)
         return attrs.evolve(
             _result(planned, expected, planned.delta),
             lines=expected.lines,
