@@ -328,3 +328,39 @@ def test_an_answer_that_names_another_document_is_not_taken(backend: Backend, hu
             store.read(doc_id)
         upper = human.create(PLAN)
         assert store.read(upper.upper()).text == PLAN  # the same id in capitals is the same
+
+
+class Restated(httpx.BaseTransport):
+    """Forwards every request; a PATCH the backend applied is answered with ``body``."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.body = body
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method != "PATCH":
+            return response
+        response.read()
+        assert response.status_code == 200, "the backend applied it"
+        return httpx.Response(200, json=self.body, request=request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("claimed", [1, 0, -5], ids=["the-base", "older", "negative"])
+def test_a_patch_answer_whose_version_cannot_follow_the_base_is_not_taken(
+    backend: Backend, human: Human, claimed: int
+) -> None:
+    """Every write makes a new version: an answer naming the base's own or an older one is
+    not believed; the store reads the document, and its text of the base stays the base's."""
+    doc_id = human.create(PLAN)
+    restated = Restated({"version": claimed, "opsSinceBase": []})
+    with DocumentStore([backend.base_url], transport=restated) as store:
+        base = store.read(doc_id).base
+        assert base.version == 1
+        after = write_line(store, doc_id)
+        assert after.base.version == 2 and after.text == PLAN + "\n" + SECRET_LINE
+        assert after == store.read(doc_id)
+        assert store.base_text(doc_id, base)[0] == PLAN, "version 1 is still the base's text"

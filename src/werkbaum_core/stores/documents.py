@@ -342,7 +342,9 @@ class DocumentStore:
         """
         version = _int(body.get("version")) if isinstance(body, dict) else None
         since = body.get("opsSinceBase") if isinstance(body, dict) else None
-        if version is None:
+        if version is None or version <= (_int(base.version) or 0):
+            # No version, or one that cannot follow the base (every write makes a new
+            # one): the answer is not taken; the store's texts by version stay true.
             return self._fetch(ref, source)
         expected = _merge(self._known_base(ref, base), ops, since)
         if since == [] and expected is not None:
