@@ -146,9 +146,7 @@ def test_empty_and_nul_sources_are_invalid(store: FileStore) -> None:
             store.read(source)
 
 
-def test_a_source_ending_in_a_folder_step_names_no_file(
-    store: FileStore, root: Path
-) -> None:
+def test_a_source_ending_in_a_folder_step_names_no_file(store: FileStore, root: Path) -> None:
     """``plan.werkbaum/`` is a folder to POSIX: it neither reads the file nor creates one."""
     target = plan_file(root)
     (root / "sub").mkdir()
