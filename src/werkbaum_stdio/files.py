@@ -62,8 +62,8 @@ What the store guarantees, and how:
   replaced, and of two racing creators one gets ``conflict``. No directory is
   created: the directory must exist under a root.
 * **Line endings and BOM are the file's.** Untouched lines keep their exact
-  bytes, a lone CR is content; see :mod:`.file_text` for the rules and how
-  they stay consistent with the documents API's checksum.
+  bytes; CRLF, LF and a lone CR each end a line; see :mod:`.file_text` for the
+  rules and how they stay consistent with the documents API's checksum.
 * **Also for the git mirror.** :func:`read_bytes` and :func:`replace_file`
   give :mod:`werkbaum_stdio.mirror` the same reads and the same temp file,
   lock and rename, in a directory it reached with the same walk.

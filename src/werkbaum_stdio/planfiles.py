@@ -135,7 +135,7 @@ def _read_bounded(stream: BinaryIO) -> bytes:
 
 def _decode(data: bytes) -> str:
     """The text as the stdio server's file store reads it (``file_text.decode``: BOM
-    removed, CRLF line ends as LF), so that ``check`` and the server see the same plan."""
+    removed, every line end as LF), so that ``check`` and the server see the same plan."""
     try:
         text = decode(data).text
     except UnicodeDecodeError as exc:

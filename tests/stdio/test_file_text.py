@@ -1,6 +1,7 @@
 """Line endings and BOM byte-exact (hardening item 12): untouched lines keep their bytes,
-changed lines their ending, new lines the ending of the line they follow; a lone CR is
-content; the agent's text and the checksum stay those of the documents API."""
+changed lines their ending, new lines the ending of the line they follow; CRLF, LF and a
+lone CR each end a line, as for the notation's tools; the agent's text and the checksum
+stay those of the documents API."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hypothesis import assume, example, given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
@@ -26,7 +27,8 @@ from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.line_match import matching
 
 MIXED = b"[ ] #plan: Plan\r\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)\r\n  - [ ] #c: C (S)\n"
-LONE_CR = b"[ ] #plan: Plan\n  - [ ] #a: A\rstill A (S)\n  - [ ] #b: B (M)\n"
+LONE_CR = b"[ ] #plan: Plan\n  - [ ] #a: A (S)\r  - [ ] #a2: A2 (S)\n  - [ ] #b: B (M)\n"
+MAC = b"[ ] #plan: Plan\r  - [ ] #a: A (S)\r  - [ ] #b: B (M)\r"
 
 
 def verb(engine: Engine, store: FileStore, name: str, **args: Any) -> Any:
@@ -58,22 +60,39 @@ def test_a_new_line_takes_the_ending_of_the_line_it_follows(
     assert path.read_bytes() == expected + b"  - [ ] #e: E (S)\n"
 
 
-def test_a_lone_cr_stays_content_for_line_verbs_and_for_normalising_ones(
+def test_a_lone_cr_ends_a_line_for_reads_verbs_and_line_ops_alike(
     dukpy: Engine, store: FileStore, root: Path
 ) -> None:
+    """Round 22, F2: the agent was shown a lone CR as part of its line while ``apply_ops``
+    counted it as a break, so every index after it edited the line above the one meant."""
     path = plan_file(root, LONE_CR)
     snapshot = store.read("plan.werkbaum")
-    assert snapshot.text == LONE_CR.decode(), "the CR is part of line 2"
-    assert snapshot.lines == 4
+    assert snapshot.text.split("\n")[2] == "  - [ ] #a2: A2 (S)", "the CR ends line 2"
+    assert snapshot.lines == 5
     assert snapshot.base.checksum == checksum(LONE_CR.decode())
     result = verb(dukpy, store, "setStatus", id="b", status="x")
     assert path.read_bytes() == LONE_CR.replace(b"[ ] #b", b"[x] #b")
     assert result.base == store.read("plan.werkbaum").base
-    # apply_ops normalises the text (lone CR -> LF, as the documents API): the line is
-    # untouched, so its bytes stay.
-    replace = {"op": "replace", "index": 0, "count": 1, "lines": ["[/] #plan: Plan"]}
+    replace = {"op": "replace", "index": 3, "count": 1, "lines": ["  - [/] #b: B (M)"]}
     verb(dukpy, store, "applyOps", ops=[replace])
-    assert path.read_bytes() == LONE_CR.replace(b"[ ] #b", b"[x] #b").replace(b"[ ]", b"[/]", 1)
+    assert path.read_bytes() == LONE_CR.replace(b"[ ] #b", b"[/] #b")
+    verb(dukpy, store, "applyOps", ops=[{"op": "delete", "index": 2, "count": 1}])
+    assert path.read_bytes() == LONE_CR.replace(b"[ ] #b", b"[/] #b").replace(
+        b"  - [ ] #a2: A2 (S)\n", b""
+    )
+
+
+def test_a_classic_mac_file_reads_as_its_nodes_and_keeps_its_endings(
+    dukpy: Engine, store: FileStore, root: Path
+) -> None:
+    path = plan_file(root, MAC)
+    assert store.read("plan.werkbaum").lines == 4
+    verb(dukpy, store, "setStatus", id="b", status="x")
+    assert path.read_bytes() == MAC.replace(b"[ ] #b", b"[x] #b")
+    insert = {"op": "insert", "index": 2, "count": 0, "lines": ["  - [ ] #n: New (S)"]}
+    verb(dukpy, store, "applyOps", ops=[insert])
+    expected = MAC.replace(b"[ ] #b", b"[x] #b").replace(b"(S)\r", b"(S)\r  - [ ] #n: New (S)\r")
+    assert path.read_bytes() == expected
 
 
 def test_a_written_text_starting_with_a_bom_does_not_double_it(
@@ -102,10 +121,11 @@ def test_changed_lines_keep_their_ending_and_a_first_line_takes_the_majority() -
     assert encode_update("a\nb\nc\n", open_end) == b"a\r\nb\r\nc\r\n"
 
 
-def test_an_agents_crlf_is_a_line_break_and_a_lone_cr_of_an_agent_is_content() -> None:
+def test_an_agents_crlf_and_lone_cr_are_line_breaks() -> None:
     old = decode(b"a\nb\r\n")
     assert encode_update("a\r\nb\r\nc\r\n", old) == b"a\nb\r\nc\r\n"
-    assert encode_update("a\nb\nc\rd\n", old) == b"a\nb\r\nc\rd\r\n"
+    assert encode_update("a\nb\nc\rd\n", old) == b"a\nb\r\nc\r\nd\r\n"
+    assert encode_update("a\nb\nc\r\r\nd", old) == b"a\nb\r\nc\r\n\r\nd", "CR, then CRLF"
 
 
 def test_a_created_file_gets_the_text_as_given() -> None:
@@ -125,13 +145,14 @@ def test_line_matching_finds_moved_and_kept_lines_fast_enough() -> None:
 
 # --- properties --------------------------------------------------------------------------------
 
-ENDINGS = st.sampled_from(["\n", "\r\n", "\n", "\r\n", ""])
-CONTENT = st.text(st.sampled_from(["a", "b", " ", "\r", "é", "#"]), max_size=6)
+ENDINGS = st.sampled_from(["\n", "\r\n", "\n", "\r\n", "\r", ""])
+CONTENT = st.text(st.sampled_from(["a", "b", " ", "é", "#"]), max_size=6)
 
 
 @st.composite
 def files(draw: st.DrawFn) -> bytes:
-    """Plan-like bytes: lines with mixed endings, lone CRs inside, maybe a BOM, maybe open."""
+    """Plan-like bytes: lines with mixed endings (lone CRs among them), maybe a BOM, maybe
+    open at the end."""
     lines = draw(st.lists(st.tuples(CONTENT, ENDINGS), max_size=12))
     body = "".join(content + (ending or "\n") for content, ending in lines[:-1])
     if lines:
@@ -150,14 +171,15 @@ def test_writing_back_the_text_as_read_or_normalised_keeps_every_byte(data: byte
 
 
 def raw_lines(data: bytes) -> list[bytes]:
-    """A file's lines with their own endings (split after each ``\\n`` only)."""
-    return re.findall(rb"[^\n]*\n|[^\n]+$", data.removeprefix(BOM))
+    """A file's lines with their own endings (``\\r\\n``, ``\\n`` or a lone ``\\r``)."""
+    return re.findall(rb"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$", data.removeprefix(BOM))
 
 
 @given(files(), st.integers(0, 50))
 @example(b"\n\r\n\r", 0)
 @example(b"\n\r\n\r", 1)
 @example(b"\n\r\n\r", 2)
+@example(b"\n\n\r\r\r", 5)
 def test_a_changed_line_leaves_the_bytes_of_every_other_line(data: bytes, pick: int) -> None:
     old = decode(data)
     lines = old.text.split("\n")
@@ -172,17 +194,15 @@ def test_a_changed_line_leaves_the_bytes_of_every_other_line(data: bytes, pick: 
     for number, (was, now) in enumerate(zip(before, after, strict=True)):
         if number != index:
             assert now == was
-    ending = re.search(rb"\r?\n$", before[index])
+    ending = re.search(rb"\r\n$|\n$|\r$", before[index])
     assert after[index] == lines[index].encode() + (ending.group() if ending else b"")
     assert stored.startswith(BOM) == old.bom
 
 
 @given(files(), st.lists(st.sampled_from(["x", "\n", "\r", "\r\n", "é"]), max_size=20).map("".join))
+@example(b"\ra\n", "\n\n")
 def test_the_stored_file_always_has_the_checksum_of_the_written_text(
     data: bytes, text: str
 ) -> None:
-    # CR CR LF is the one spelling a written text cannot keep: read back, CRLF is the
-    # break and the CR before it content, which the checksum counts as one break, not two.
-    assume("\r\r\n" not in text)
     stored = decode(encode_update(text, decode(data)))
     assert checksum(stored.text) == checksum(text)
