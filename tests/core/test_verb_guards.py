@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from werkbaum_core import Blocked, Engine, InvalidArgument, checksum
+from werkbaum_core.rules import guard
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_core.stores import Base, MemoryStore
 
@@ -168,6 +169,18 @@ def test_a_subtree_with_a_node_in_production_may_move(engine: Engine) -> None:
     plan = "- P\n  - Release\n    - [^] Shipped\n- Q\n"
     store, _ = run(engine, plan, "moveNode", {"id": "L2", "parent": "L4"})
     assert store.text("p") == "- P\n- Q\n  - Release\n    - [^] Shipped\n"
+
+
+def test_a_moved_node_in_production_keeps_it_in_a_merge_with_a_newer_text(
+    engine: Engine,
+) -> None:
+    base = "- P\n  - [^] Shipped\n- Q\n"
+    current = "- Human\n" + base  # a co-editor's line above, after the agent's read
+    args = {"id": "L2", "parent": "L3"}
+    out = engine.call("edit", {"text": base, "verb": "moveNode", "args": args, "current": current})
+    assert out["merged"]["text"] == "- Human\n- P\n- Q\n  - [^] Shipped\n"
+    merged, now = guard.State.from_json(out["merged"]), guard.State.from_json(out["current"])
+    assert guard.new_prod(now, merged) == []
 
 
 def test_a_new_node_in_production_is_named_by_its_path(engine: Engine) -> None:

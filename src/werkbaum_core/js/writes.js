@@ -93,8 +93,8 @@ function stateOf(text, pinned) {
 
 // The node of `after` that moving `node` of `before` carried: its subtree
 // reads like node's, and without it the rest of the tree reads as before.
-// Null when no node (or no single reading) fits, e.g. when the move changed
-// more than its block; then the label path stands (§6.2).
+// Null when none fits (the move changed more than its block) or too many
+// nodes carry the label to try; then the label path stands (§6.2).
 const MOVED_CANDIDATES = 64;
 
 function shapeOf(roots, skip) {
@@ -116,17 +116,31 @@ function movedNode(before, node, after) {
   const rest = shapeOf(before, node);
   const candidates = preorder(after).filter((n) => n.label === node.label);
   if (candidates.length > MOVED_CANDIDATES) return null;
-  const fits = candidates.filter((n) => shapeOf([n], null) === own && shapeOf(after, n) === rest);
-  return fits.length ? fits[0] : null;
+  return candidates.find((n) => shapeOf([n], null) === own && shapeOf(after, n) === rest) || null;
 }
 
-// For a move: the carried node keeps the identity it had in the base.
-function pinnedByMove(base, next, args) {
+// The node a move carries: `pins(from, to)` keeps its base identity for the
+// node of text `to` it became, moved from text `from` (the base; for a merge
+// the current text, where it is the one node with that identity).
+function carried(base, ref) {
   const roots = runPipeline(base).roots;
-  const found = lookupRef(roots, firstById(roots), args.id);
-  if (!found.node) return undefined;
-  const moved = movedNode(roots, found.node, runPipeline(next).roots);
-  return moved ? new Map([[moved, identities(roots).of(found.node)]]) : undefined;
+  const node = lookupRef(roots, firstById(roots), ref).node;
+  if (!node) return null;
+  const key = identities(roots).of(node);
+  return {
+    pins(from, to) {
+      const fromRoots = runPipeline(from).roots;
+      let own = node;
+      if (from !== base) {
+        const ids = identities(fromRoots);
+        const same = preorder(fromRoots).filter((n) => ids.of(n) === key);
+        if (same.length !== 1) return undefined;
+        own = same[0];
+      }
+      const moved = movedNode(fromRoots, own, runPipeline(to).roots);
+      return moved ? new Map([[moved, key]]) : undefined;
+    },
+  };
 }
 
 // The base's pipeline run and the node an edit ref (editRef) names in it.
@@ -294,8 +308,8 @@ function editEntry(payload) {
   const refused = tooLarge(next, payload.limit, 'the new text');
   if (refused) return refused;
   const ops = live.computeOps(live.lines(base), live.lines(next));
-  const pinned = payload.verb === 'moveNode' ? pinnedByMove(base, next, checked.args) : undefined;
-  const out = { text: next, ops, before: stateOf(base), after: stateOf(next, pinned) };
+  const move = payload.verb === 'moveNode' ? carried(base, checked.args.id) : null;
+  const out = { text: next, ops, before: stateOf(base), after: stateOf(next, move && move.pins(base, next)) };
   if (payload.current !== undefined && payload.current !== base) {
     // What the backend will do with ops against an older base: shift them over
     // the changes since, or refuse when they overlap (documents-api §3.6).
@@ -308,7 +322,8 @@ function editEntry(payload) {
       const merged = live.text(live.applyOps(live.lines(payload.current), rebased));
       const over = tooLarge(merged, payload.limit, 'your change merged into the current version');
       if (over) return over;
-      out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged));
+      const pins = move && move.pins(payload.current, merged);
+      out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged, pins));
     }
   }
   return out;
