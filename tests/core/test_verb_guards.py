@@ -154,6 +154,22 @@ def test_shifting_lines_and_moves_neither_add_nor_remove_a_warning(
     assert result["warnings"] == {"added": [], "removed": [], "remaining": 1}
 
 
+@pytest.mark.parametrize(
+    ("plan", "new"),
+    [
+        ("- Top\n  - [z] T\n", "- Top renamed\n  - [z] T\n"),
+        ("- A #a\n  - Tests\n    - x\n    | y\n", "- A #b\n  - Tests\n    - x\n    | y\n"),
+        ("- P\n  - [^] Shipped\n", "- P renamed\n  - [^] Shipped\n"),
+    ],
+)
+def test_a_node_whose_line_stays_keeps_its_warnings_when_an_ancestor_is_renamed(
+    engine: Engine, plan: str, new: str
+) -> None:
+    store, result = run(engine, plan, "write", {"text": new})
+    assert store.text("p") == new
+    assert result["warnings"]["added"] == [] and result["warnings"]["removed"] == []
+
+
 # ---------------------------------------------------------------- F7: [^] after a move
 
 

@@ -4,11 +4,14 @@
 // reports that state for a text a store returned.
 //
 // The state of a text is its warnings (as `analyze` reports them) each with an
-// identity `key`, and the identities of the nodes that carry [^]. Keys never
-// use the line number alone, because an insertion above a warning shifts it
-// without changing it (mcp-server.md §6.1).
+// identity `key`, and the identities of the nodes that carry [^]. A key names
+// the node a warning is about, never by its line number, because an insertion
+// above a warning shifts it without changing it (mcp-server.md §6.1); the new
+// text's nodes that are the base's (an untouched line, the node a move
+// carried) keep the base's identities.
+//
+// Status and size edits are checked to leave their node the same node.
 import * as parser from './parser.js';
-import * as model from './model.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
 import { editRef, firstById, lookupRef, preorder, runPipeline, warningJson } from './facade.js';
@@ -143,6 +146,61 @@ function carried(base, ref) {
   };
 }
 
+// Base line index -> new line index of every line no op touches (ops in
+// ascending order, as computeOps gives them).
+function keptLines(ops, count) {
+  const kept = new Map();
+  let from = 0;
+  let shift = 0;
+  for (const op of ops) {
+    for (; from < op.index; from++) kept.set(from, from + shift);
+    const removed = op.op === 'insert' ? 0 : op.count;
+    from = op.index + removed;
+    shift += (op.op === 'delete' ? 0 : op.lines.length) - removed;
+  }
+  for (; from < count; from++) kept.set(from, from + shift);
+  return kept;
+}
+
+// A node whose line no op touches is the node it was when its parent is too
+// (both the same kept line, both roots, or both on changed lines): it keeps
+// its identity from `from`, also when a line above it was renamed (its path
+// changed, it did not). The parent test keeps the diff from pairing a line
+// with an equal line under another parent. `pins` (a move's) go first. Only
+// where the ops count lines as the parser does (no lone CR).
+function keptPins(from, to, ops, pins) {
+  const out = new Map(pins || []);
+  if (from.includes('\r') || to.includes('\r')) return out;
+  const fromRoots = runPipeline(from).roots;
+  const toRoots = runPipeline(to).roots;
+  const was = identities(fromRoots);
+  const is = identities(toRoots);
+  const toAt = new Map(preorder(toRoots).map((n) => [n.line - 1, n]));
+  const kept = keptLines(ops, live.lines(from).length);
+  const keptTo = new Set(kept.values());
+  const sameParent = (p, q) => {
+    if (!p || !q) return !p && !q;
+    const j = kept.get(p.line - 1);
+    return j === undefined ? !keptTo.has(q.line - 1) : j === q.line - 1;
+  };
+  for (const n of preorder(fromRoots)) {
+    const j = kept.get(n.line - 1);
+    const again = j === undefined ? undefined : toAt.get(j);
+    if (!again || out.has(again) || !sameParent(was.parentOf.get(n), is.parentOf.get(again))) continue;
+    out.set(again, was.of(n));
+  }
+  return out;
+}
+
+// The base identities nodes of `to` (computed from `from` with `ops`) keep:
+// the node a move carried, and for a whole text or raw ops, which can rewrite
+// any line (an ancestor's label), every node on an untouched line. The other
+// verbs keep every label, so only a moved node's path changes.
+function pinsFor(verb, move, from, to, ops) {
+  const pins = move ? move.pins(from, to) : undefined;
+  return verb === 'write' || verb === 'applyOps' ? keptPins(from, to, ops, pins) : pins;
+}
+
 // The base's pipeline run and the node an edit ref (editRef) names in it.
 function baseNode(text, ref) {
   const run = runPipeline(text);
@@ -151,12 +209,10 @@ function baseNode(text, ref) {
   return { run, node: found.node };
 }
 
-// The physical line indexes of the node, first line first (notation §2.2).
-function physicalLinesOf(text, node) {
-  for (const rec of parser.logicalLines(text)) {
-    if (rec.line === node.line) return [rec.line - 1].concat(rec.cont.map((c) => c - 1));
-  }
-  return [node.line - 1];
+// The physical line indexes joined onto the node's first line (notation §2.2).
+function continuationLinesOf(text, node) {
+  for (const rec of parser.logicalLines(text)) if (rec.line === node.line) return rec.cont.map((c) => c - 1);
+  return [];
 }
 
 // The box as written: a status's code, an unknown box's character, or null.
@@ -205,13 +261,20 @@ function withStatus(text, ref, code) {
   const wanted = code === 'X' ? 'x' : code;
   const ls = text.split('\n');
   let problem = null;
-  for (const i of physicalLinesOf(text, node)) {
+  const first = node.line - 1;
+  const tryLine = (i) => {
     const edited = ls.slice();
     edited[i] = parser.setStatusBox(ls[i], code);
     const out = edited.join('\n');
     const why = changedNode(run, node, out, 'status', wanted);
-    if (why === null) return out;
     problem = problem || why;
+    return why === null ? out : null;
+  };
+  const out = tryLine(first);
+  if (out !== null) return out;
+  for (const i of continuationLinesOf(text, node)) {
+    const next = tryLine(i);
+    if (next !== null) return next;
   }
   throw refusedEdit(run, node, code == null ? 'remove the status box of' : 'set the status of', problem);
 }
@@ -309,7 +372,8 @@ function editEntry(payload) {
   if (refused) return refused;
   const ops = live.computeOps(live.lines(base), live.lines(next));
   const move = payload.verb === 'moveNode' ? carried(base, checked.args.id) : null;
-  const out = { text: next, ops, before: stateOf(base), after: stateOf(next, move && move.pins(base, next)) };
+  const pins = pinsFor(payload.verb, move, base, next, ops);
+  const out = { text: next, ops, before: stateOf(base), after: stateOf(next, pins) };
   if (payload.current !== undefined && payload.current !== base) {
     // What the backend will do with ops against an older base: shift them over
     // the changes since, or refuse when they overlap (documents-api §3.6).
@@ -322,8 +386,8 @@ function editEntry(payload) {
       const merged = live.text(live.applyOps(live.lines(payload.current), rebased));
       const over = tooLarge(merged, payload.limit, 'your change merged into the current version');
       if (over) return over;
-      const pins = move && move.pins(payload.current, merged);
-      out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged, pins));
+      const mergedPins = pinsFor(payload.verb, move, payload.current, merged, rebased);
+      out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged, mergedPins));
     }
   }
   return out;
