@@ -83,13 +83,16 @@ def test_the_box_of_a_continued_node_goes_where_the_notation_reads_it(
         # The label's first character would become the gate.
         ("- A #a\n[x] - Label #l\n", "setStatus", {"id": "l", "status": None}),
         ("- A #a\n(S) + extra #e\n", "setSize", {"id": "e", "size": None}),
+        # `---` would become the separator: "- B" would turn into description text.
+        ("- A #a\n[x] ---\n- B\n", "setStatus", {"id": "L2", "status": None}),
     ],
 )
 def test_a_status_or_size_edit_that_would_change_the_node_is_refused(
     engine: Engine, text: str, verb: str, args: dict[str, Any]
 ) -> None:
     message = refused(engine, text, verb, args)
-    assert "line 2" in message and f"#{args['id']}" in message
+    name = args["id"] if args["id"].startswith("L") else f"#{args['id']}"
+    assert "line 2" in message and name in message
 
 
 # ---------------------------------------------------------------- F6: warning identity
