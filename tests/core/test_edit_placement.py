@@ -9,7 +9,7 @@ the write pipeline on every executor:
 - F3: ``remove_node`` (delete) keeps the comment lines around the ``#id`` block it
   removes (mcp-server.md §5.2: comments stay).
 - F5: the verbs read lines as the parser does, so a bare ``"`` is a node (notation §3,
-  §23.7), and ``add_node`` does not write one.
+  §23.7) and a line without a label is skipped; ``add_node`` does not write a bare ``"``.
 - F8: the ``#x`` block describes the first ``#x`` (notation §9) and goes with it.
 """
 
@@ -30,16 +30,16 @@ def edited(engine: Engine, text: str, verb: str, args: dict[str, Any]) -> str:
     return store.text("p")
 
 
-def parents(engine: Engine, text: str) -> dict[str, str | None]:
-    """Every node's id (else label) mapped to its parent's (both unique here)."""
-    out: dict[str, str | None] = {}
+def parents(engine: Engine, text: str) -> dict[str, tuple[int, str | None]]:
+    """Every node's id (else label; both unique here) mapped to its line and its parent's name."""
+    out: dict[str, tuple[int, str | None]] = {}
     stack: list[tuple[dict[str, Any], str | None]] = [
         (n, None) for n in engine.analyze_json(text, include=["tree"])["tree"]
     ]
     while stack:
         node, parent = stack.pop()
         name = node.get("id", node["label"])
-        out[name] = parent
+        out[name] = (node["line"], parent)
         stack.extend((c, name) for c in node.get("children", []))
     return out
 
@@ -99,18 +99,6 @@ PLACEMENT = [
 ]
 
 
-@pytest.mark.parametrize(("before", "verb", "args", "after"), PLACEMENT)
-def test_a_new_or_moved_root_keeps_every_other_parent(
-    engine: Engine, before: str, verb: str, args: dict[str, Any], after: str
-) -> None:
-    out = edited(engine, before, verb, args)
-    assert out == after
-    old, new = parents(engine, before), parents(engine, out)
-    for name, parent in old.items():
-        if name != args.get("id"):
-            assert new[name] == parent, name
-
-
 COMMENTS = [
     pytest.param(  # t1.py 3, t7.py M2
         "- A #a\n- B #b\n---\n#a\n  Text A\n\n%% Notes about b: keep!\n#b\n  Text B\n",
@@ -146,7 +134,7 @@ def test_delete_keeps_the_comments_around_its_description_block(
     assert edited(engine, before, "removeNode", {"id": node, "discard": False}) == after
 
 
-BARE_QUOTE = [
+PARSER_LINES = [
     pytest.param(  # t1.py 4: the `"` root went with A
         '- A #a\n  - A1\n"\n- B\n',
         "removeNode",
@@ -175,14 +163,27 @@ BARE_QUOTE = [
         '- A #a\n- B #b\n  "\n    - Q\n',
         id="the-quote-node-moves-as-a-node",
     ),
+    pytest.param(  # the parser skips `- ` (notation §5): A2 is A's child, and moves with it
+        "- A #a\n  - A1\n- \n  - A2 #a2\n- B #b\n",
+        "moveNode",
+        {"id": "a", "after": "b"},
+        "- B #b\n- A #a\n  - A1\n- \n  - A2 #a2\n",
+        id="a-line-without-a-label-does-not-end-a-block",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("before", "verb", "args", "after"), BARE_QUOTE)
-def test_a_bare_quote_is_a_node_to_the_verbs(
+@pytest.mark.parametrize(("before", "verb", "args", "after"), PLACEMENT + PARSER_LINES)
+def test_the_verb_writes_these_bytes_and_keeps_every_other_parent(
     engine: Engine, before: str, verb: str, args: dict[str, Any], after: str
 ) -> None:
-    assert edited(engine, before, verb, args) == after
+    out = edited(engine, before, verb, args)
+    assert out == after
+    old, new = parents(engine, before), parents(engine, out)
+    ref = args.get("id")
+    for name, (line, parent) in old.items():
+        if ref not in (name, f"L{line}") and (verb != "removeNode" or name in new):
+            assert new[name][1] == parent, name
 
 
 @pytest.mark.parametrize(
