@@ -11,15 +11,20 @@ the write pipeline on every executor:
 - F5: the verbs read lines as the parser does, so a bare ``"`` is a node (notation §3,
   §23.7) and a line without a label is skipped; ``add_node`` does not write a bare ``"``.
 - F8: the ``#x`` block describes the first ``#x`` (notation §9) and goes with it.
+
+A sweep over random plans of that kind (``tests/js/edit_placement_sweep.js``) checks the
+rule behind F1 and F5 on every node: after an edit, every other node has its old parent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from werkbaum_core import Engine, InvalidArgument, checksum
+from tests.conftest import REPO, engine_on
+from werkbaum_core import EXECUTORS, Engine, InvalidArgument, checksum
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_core.stores import Base, MemoryStore
 
@@ -205,3 +210,19 @@ def test_delete_takes_the_description_block_of_the_first_carrier(engine: Engine)
     out = edited(engine, before, "removeNode", {"id": "x", "discard": False})
     assert out == "- B #x\n---\n"
     assert "desc" not in engine.analyze_json(out, include=["tree"])["tree"][0]
+
+
+SWEEP_JS = REPO / "tests" / "js" / "edit_placement_sweep.js"
+SWEEP_PLANS = 40
+"""Random plans per executor: about 2,000 edits, a few seconds on QuickJS."""
+
+
+@pytest.fixture(scope="module", params=EXECUTORS)
+def sweeper(request: pytest.FixtureRequest) -> Iterator[Engine]:
+    yield from engine_on(request.param, SWEEP_JS)
+
+
+def test_random_plans_keep_every_other_parent(sweeper: Engine) -> None:
+    result = sweeper.call("editPlacementSweep", {"seed": 22, "plans": SWEEP_PLANS})
+    assert result["failures"] == []
+    assert result["edits"] > 1000
