@@ -32,7 +32,7 @@ Node = dict[str, Any]
 
 COMMENT = re.compile(r"%%.*$")
 SEP = re.compile(r"^[ \t]*-{3,}[ \t]*$")
-DESC = re.compile(r'^[ \t]*"([ \t]|$)')
+DESC = re.compile(r'^[ \t]*"[ \t]')  # §3: a bare `"` is a node (§23.7)
 BLANKISH = re.compile(r"^[ \t]*$")
 
 
@@ -283,10 +283,10 @@ def check_move(
     # Every line outside the block byte-identical, in order.
     assert new.lines[:k] + new.lines[k + len(block) :] == doc.lines[:s] + doc.lines[e + 1 :], label
     # The block in order, re-based by one width difference.
-    if parent is None:
-        want = 0
-    elif prev is not None:
+    if prev is not None:  # roots too: a top level may be indented
         want = doc.width_at(prev["line"] - 1)
+    elif parent is None:
+        want = 0
     else:
         want = doc.width_at(parent["line"] - 1) + doc.step()
     delta = want - width(indent_of(block[0]))
@@ -319,10 +319,10 @@ def check_add(engine: Engine, doc: Doc, parent: Node | None) -> None:
     assert key(new.parent[id(added)]) == key(parent)
     assert new.siblings(new.parent[id(added)])[-1] is added
     siblings = doc.siblings(parent)
-    if parent is None:
-        want = 0
-    elif siblings:
+    if siblings:  # roots too: a top level may be indented
         want = doc.width_at(siblings[-1]["line"] - 1)
+    elif parent is None:
+        want = 0
     else:
         want = doc.width_at(parent["line"] - 1) + doc.step()
     assert width(indent_of(new.lines[k])) == want
@@ -602,10 +602,12 @@ def test_remove_deletes_the_block_and_the_description_blocks(engine: Engine) -> 
     assert out.endswith("#c\n  Long c.\n")
 
 
-def test_remove_keeps_a_description_block_whose_id_lives_on(engine: Engine) -> None:
-    text = "- #a: A\n  - #x: inner\n- #x: twin\n---\n#x\n  Text.\n"
+def test_remove_keeps_the_description_block_of_a_kept_first_carrier(engine: Engine) -> None:
+    """The ``#x`` block describes the first ``#x`` (notation §9): removing a later carrier
+    keeps it; removing the first takes it along (tests/core/test_edit_placement.py)."""
+    text = "- #x: first\n- #a: A\n  - #x: inner\n---\n#x\n  Text.\n"
     out = edit(engine, "removeSubtree", text, "a")
-    assert out == "- #x: twin\n---\n#x\n  Text.\n"
+    assert out == "- #x: first\n---\n#x\n  Text.\n"
 
 
 def test_remove_last_block_takes_the_gap_before_it(engine: Engine) -> None:

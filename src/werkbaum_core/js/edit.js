@@ -16,7 +16,6 @@ const { parse, logicalLines } = parser;
 const COMMENT_RE = /%%.*$/;
 const CONT_RE = /(^|[ \t])\\[ \t]*$/;
 const SEP_RE = /^[ \t]*-{3,}[ \t]*$/;
-const DESC_LINE_RE = /^[ \t]*"([ \t]|$)/;
 const DESC_HEADER_RE = /^#([\p{L}\p{N}._-]+):?\s*$/u;
 // §4.1 without the final group: what precedes the label `rest`.
 const LINE_HEAD_RE = /^([ \t]*)([-|+]|=(?=[ \t]))?\s*(?:([><])(?=[ \t])\s*)?(?:\[([^\]])\]\s*)?(?:([><])(?=[ \t])\s*)?/;
@@ -71,7 +70,7 @@ function requiredId(value, what) {
 }
 
 // ---------------------------------------------------------------------------
-// Document analysis: physical lines classified per §17.6 plus the parse tree
+// Document analysis: physical lines classified as the parser reads them, plus the parse tree
 
 function contLineSet(text) {
   const set = new Set();
@@ -92,19 +91,23 @@ function separatorIndex(L, contSet) {
   return L.length;
 }
 
-function classify(L, sep, contSet) {
-  const kind = new Array(sep);
+// The §17.6 kinds of the tree part's lines, taken from the parse (`order`: its
+// nodes) rather than from a classifier of their own: RFC 003's `"` test reads a
+// bare `"` as a description line where the parser makes it a node (notation
+// §23.7), and a verb that disagrees with the parser moves lines into the wrong
+// node. 'node': a line the parser made a node; 'desc': a `"` line it gave to a
+// node; 'cont': a joined-on line; 'blank': every line the parser skips (blank,
+// comment-only, without a label, a `"` line before any node).
+function classify(L, sep, contSet, order) {
+  const kind = new Array(sep).fill('blank');
   const width = new Array(sep);
-  for (let i = 0; i < sep; i++) {
-    const raw = stripComment(L[i]);
-    if (contSet.has(i)) kind[i] = 'cont';
-    else if (isBlankText(raw)) kind[i] = 'blank';
-    else if (DESC_LINE_RE.test(raw)) kind[i] = 'desc';
-    else {
-      kind[i] = 'node';
-      width[i] = widthOf(indentOf(L[i]));
-    }
+  for (const node of order) {
+    const i = nodeIndex(node);
+    kind[i] = 'node';
+    width[i] = widthOf(indentOf(L[i]));
+    for (const n of node.descLines || []) if (n - 1 < sep) kind[n - 1] = 'desc';
   }
+  for (const i of contSet) if (i < sep) kind[i] = 'cont';
   return { kind, width };
 }
 
@@ -127,9 +130,9 @@ function analyzeDoc(text) {
   const L = text.split('\n');
   const cont = contLineSet(text);
   const sep = separatorIndex(L, cont.set);
-  const { kind, width } = classify(L, sep, cont.set);
   const { roots } = parse(text);
   const { order, parentOf } = indexTree(roots);
+  const { kind, width } = classify(L, sep, cont.set, order);
   return { L, sep, kind, width, contOf: cont.byFirst, roots, order, parentOf };
 }
 
@@ -264,14 +267,16 @@ function endOfTreeContent(doc) {
 
 // {index, indent}: insert before line `index`. With a sibling before the new
 // place, its indentation is reused, so the new node can neither swallow the
-// next sibling nor fall under the previous one. `style`: see childIndent.
+// next sibling nor fall under the previous one. That holds for roots too: a
+// top level may be indented (a plan pasted from a Markdown list), and a root
+// at column 0 before an indented root would become its parent. Roots never get
+// wider down the document, so the previous root's indentation keeps the next
+// one a root. `style`: see childIndent.
 function placement(doc, parent, after, style = doc) {
   const siblings = siblingsOf(doc, parent);
   const prev = after || (siblings.length ? siblings[siblings.length - 1] : null);
-  if (!parent) {
-    return { index: prev ? blockEnd(doc, nodeIndex(prev)) + 1 : endOfTreeContent(doc), indent: '' };
-  }
   if (prev) return { index: blockEnd(doc, nodeIndex(prev)) + 1, indent: indentOf(doc.L[nodeIndex(prev)]) };
+  if (!parent) return { index: endOfTreeContent(doc), indent: '' }; // a plan without nodes
   return { index: blockEnd(doc, nodeIndex(parent)) + 1, indent: childIndent(doc, parent, style) };
 }
 
@@ -292,6 +297,48 @@ function spliceLines(L, index, removeCount, inserted) {
 }
 
 // ---------------------------------------------------------------------------
+// Safety net: a verb re-parents no node it did not mean to move
+
+// `mapLine(i)`: the line index in the result of `doc`'s line i, -1 for a line
+// the verb removed. `now`: the result's indexTree. Every node of `doc` that is
+// kept must still start on its mapped line, under its old parent (`moved`:
+// under `target`, null meaning root level); a node of the result that no old
+// node maps to is new and must sit under `target` or under another new node.
+// A placement that breaks this is a bug here, so the verb refuses instead of
+// writing a tree the agent did not ask for.
+function checkParents(doc, now, mapLine, moved, target) {
+  const byLine = new Map(now.order.map((n) => [n.line, n]));
+  const counterpart = (node) => (node ? byLine.get(mapLine(nodeIndex(node)) + 1) || null : null);
+  const kept = new Set();
+  for (const node of doc.order) {
+    const i = mapLine(nodeIndex(node));
+    if (i < 0) continue;
+    const there = byLine.get(i + 1);
+    if (!there) throw reparented(`${refName(doc, node)} (line ${node.line}) would no longer read as a node`);
+    kept.add(there);
+    if (now.parentOf.get(there) !== counterpart(node === moved ? target : doc.parentOf.get(node))) {
+      throw reparented(`${refName(doc, node)} (line ${node.line}) would change its parent`);
+    }
+  }
+  const home = counterpart(target);
+  for (const node of now.order) {
+    if (kept.has(node)) continue;
+    const parent = now.parentOf.get(node);
+    if (parent !== home && (!parent || kept.has(parent))) {
+      throw reparented(`the new node on line ${node.line} would not be placed ${target ? `under ${refName(doc, target)}` : 'at root level'}`);
+    }
+  }
+}
+
+function reparented(what) {
+  return fail('invalid_argument', `${what}; the plan's indentation does not allow this edit here, nothing was changed`);
+}
+
+function treeOf(text) {
+  return indexTree(parse(text).roots);
+}
+
+// ---------------------------------------------------------------------------
 // addNodeLine
 
 // The new line must be exactly one node line once it stands alone.
@@ -305,17 +352,30 @@ function checkNodeLine(line) {
   if (parse(bare).roots.length !== 1) {
     throw fail('invalid_argument', `not a node line (blank, comment, description or without a label): ${JSON.stringify(line)}`);
   }
+  checkNotBareQuote(line, 'line');
   return bare;
+}
+
+// A node line that is only `"`: the parser makes it a node labelled `"`,
+// RFC 003's block rules (and so an editor built on them) a description line
+// (notation §23.7). The verbs do not write a line whose meaning depends on
+// the tool reading it; a description line is `" text`, a label needs more.
+function checkNotBareQuote(line, what) {
+  if (stripComment(line).trim() === '"') {
+    throw fail('invalid_argument', `${what} is a bare ", which reads as a node to the parser but as a description line to the editor's block rules; write " text for a description or give the node a label`);
+  }
 }
 
 export function addNodeLine(text, parentId, line, afterId) {
   checkText(text);
-  return insertBlock(text, parentId, afterId, () => [checkNodeLine(line)]).lines.join('\n');
+  const out = insertBlock(text, parentId, afterId, () => [checkNodeLine(line)]);
+  out.checkParents(treeOf(out.text));
+  return out.text;
 }
 
 // Puts the lines `makeBlock()` checks and returns (without the placement's
-// indentation) under the parent, after `after` or last: the new physical
-// lines, and the number of nodes the text had before.
+// indentation) under the parent, after `after` or last: the new text, the
+// number of nodes the text had before, and the safety net for the result's tree.
 function insertBlock(text, parentId, afterId, makeBlock) {
   const pid = optionalId(parentId, 'parent');
   const aid = optionalId(afterId, 'after');
@@ -326,7 +386,12 @@ function insertBlock(text, parentId, afterId, makeBlock) {
   checkAfter(doc, parent, after);
   const { index, indent } = placement(doc, parent, after);
   checkNotAfterDanglingContinuation(doc.L, index);
-  return { lines: spliceLines(doc.L, index, 0, block.map((l) => indent + l)), nodesBefore: doc.order.length };
+  const shifted = (i) => (i < index ? i : i + block.length);
+  return {
+    text: spliceLines(doc.L, index, 0, block.map((l) => indent + l)).join('\n'),
+    nodesBefore: doc.order.length,
+    checkParents: (now) => checkParents(doc, now, shifted, null, parent),
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -343,15 +408,17 @@ function checkBlock(lines) {
   });
   checkNodeLine(lines[0]);
   const block = rebaseBlock(lines, indentOf(lines[0]), '');
-  const joined = block.join('\n');
-  const cont = contLineSet(joined);
-  const sep = separatorIndex(block, cont.set);
+  const { sep, kind } = analyzeDoc(block.join('\n'));
   if (sep < block.length) throw fail('invalid_argument', `lines[${sep}] is a separator, not part of a node block`);
-  const { kind } = classify(block, block.length, cont.set);
   let nodes = 0;
   kind.forEach((k, i) => {
-    if (k === 'blank') throw fail('invalid_argument', `lines[${i}] is blank or only a comment; a block holds node and " description lines`);
-    if (k === 'node') nodes++;
+    if (k === 'blank') {
+      throw fail('invalid_argument', `lines[${i}] is blank, only a comment or without a label; a block holds node and " description lines`);
+    }
+    if (k === 'node') {
+      checkNotBareQuote(block[i], `lines[${i}]`);
+      nodes++;
+    }
   });
   if (endsWithContinuation(block[block.length - 1])) throw fail('invalid_argument', 'the last line ends with a continuation marker');
   return { block, nodes };
@@ -365,13 +432,14 @@ export function addNodeBlock(text, parentId, lines, afterId) {
     nodes = checked.nodes;
     return checked.block;
   });
-  const joined = out.lines.join('\n');
   // Safety net: every node line of the block must read back as a new node.
-  const added = indexTree(parse(joined).roots).order.length - out.nodesBefore;
+  const now = treeOf(out.text);
+  const added = now.order.length - out.nodesBefore;
   if (added !== nodes) {
     throw fail('invalid_argument', `the block reads as ${added} nodes instead of ${nodes} here; check its indentation`);
   }
-  return joined;
+  out.checkParents(now);
+  return out.text;
 }
 
 // ---------------------------------------------------------------------------
@@ -450,7 +518,15 @@ export function moveSubtree(text, id, parentId, afterId) {
     throw fail('invalid_argument', `${refName(doc, node)} ends with a continuation marker on the last line; it would swallow the next line`);
   }
   const moved = rebaseBlock(block, indentOf(block[0]), indent);
-  return spliceLines(restLines, index, 0, moved).join('\n');
+  const out = spliceLines(restLines, index, 0, moved).join('\n');
+  const size = e - s + 1;
+  const mapLine = (i) => {
+    if (i >= s && i <= e) return index + (i - s);
+    const r = i < s ? i : i - size;
+    return r < index ? r : r + size;
+  };
+  checkParents(doc, treeOf(out), mapLine, node, parent);
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -597,22 +673,34 @@ function subtreeNodes(node) {
   return out;
 }
 
-// Ids that lose their node: carried in the subtree and nowhere else.
-function orphanedIds(doc, node) {
-  const inside = new Set(subtreeNodes(node));
-  const kept = new Set(doc.order.filter((n) => !inside.has(n) && n.id !== null).map((n) => n.id));
-  return new Set([...inside].filter((n) => n.id !== null && !kept.has(n.id)).map((n) => n.id));
+// The ids whose `#id` blocks the subtree owns: every such block describes the
+// id's first carrier (notation §9), so it goes with that node, also when a
+// later carrier stays. Left behind, it would describe that other node.
+function ownedIds(doc, node) {
+  const first = new Map();
+  for (const n of doc.order) if (n.id !== null && !first.has(n.id)) first.set(n.id, n);
+  return new Set(subtreeNodes(node).filter((n) => n.id !== null && first.get(n.id) === n).map((n) => n.id));
 }
 
+// In the description part, a line that does not end a block: blank, a comment
+// or a further separator (which does nothing, §8.2).
 function descBlank(line) {
   const raw = stripComment(line);
-  return isBlankText(raw) || SEP_RE.test(raw); // a further separator does nothing (§8.2)
+  return isBlankText(raw) || SEP_RE.test(raw);
+}
+
+// Of those, the lines removing a block never deletes: comments stay (spec
+// §5.2; one may annotate the next block or close the previous one), and so do
+// further separators. What goes are empty lines.
+function descKept(line) {
+  return !isBlankText(line) && descBlank(line);
 }
 
 // Marks each description-part block headed `#id` for an id in `ids`: the
-// header, its indented lines and blank lines between them. Blank lines after
-// it go too when another unindented line follows; a block that ends the
-// document takes the blank lines in front of it instead, so the gap stays single.
+// header, its indented lines and the empty lines between them. The empty
+// lines right after it go too when another unindented line follows; a block
+// that ends the document takes the empty lines right in front of it instead,
+// so the gap stays single.
 function markDescBlocks(doc, ids, drop) {
   const { L, sep } = doc;
   for (let i = sep + 1; i < L.length; i++) {
@@ -625,10 +713,10 @@ function markDescBlocks(doc, ids, drop) {
       if (!/^[ \t]/.test(stripComment(L[j]))) break;
       last = j;
     }
-    const to = j < L.length ? j - 1 : last;
-    for (let k = i; k <= to; k++) drop[k] = true;
-    if (j >= L.length) for (let k = i - 1; k > sep && descBlank(L[k]) && !drop[k]; k--) drop[k] = true;
-    i = to;
+    for (let k = i; k <= last; k++) if (!descKept(L[k])) drop[k] = true;
+    if (j < L.length) for (let k = last + 1; k < j && isBlankText(L[k]); k++) drop[k] = true;
+    else for (let k = i - 1; k > sep && isBlankText(L[k]) && !drop[k]; k--) drop[k] = true;
+    i = j - 1;
   }
 }
 
@@ -641,6 +729,10 @@ export function removeSubtree(text, id) {
   const e = blockEnd(doc, s);
   const drop = new Array(doc.L.length).fill(false);
   for (let k = s; k <= e; k++) drop[k] = true;
-  markDescBlocks(doc, orphanedIds(doc, node), drop);
-  return doc.L.filter((_, k) => !drop[k]).join('\n');
+  markDescBlocks(doc, ownedIds(doc, node), drop);
+  const out = doc.L.filter((_, k) => !drop[k]).join('\n');
+  // The tree part loses exactly lines s..e; the description part comes after them.
+  const size = e - s + 1;
+  checkParents(doc, treeOf(out), (i) => (i < s ? i : i > e ? i - size : -1), null, null);
+  return out;
 }
