@@ -322,12 +322,11 @@ def _write(
             mirror = services.after_write(resolved, out, caller)
             if mirror is not None:
                 out["mirror"] = mirror
-        delta = out["warnings"]
         event.update(
             outcome="dryRun" if request.dry_run else "ok",
             new=out.get("base"),
-            added=len(delta["added"]),
-            removed=len(delta["removed"]),
+            added=result.warnings.added_total,
+            removed=result.warnings.removed_total,
             mirror=out.get("mirror"),
         )
         return out

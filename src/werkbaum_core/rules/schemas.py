@@ -51,9 +51,13 @@ BASE_OR_NEW: Schema = {
     "anyOf": [{k: v for k, v in BASE.items() if k != "description"}, {"type": "null"}],
     "description": "From your last read or write result, verbatim; null: create a new plan file.",
 }
+MAX_ID_CHARS = 1000
+"""An id or ref argument (ids in real plans are a few dozen characters); the facade's
+"did you mean" compares ids up to this length (facade.js ``MAX_ID_CHARS``)."""
 NODE_ID: Schema = {
     "type": "string",
     "minLength": 1,
+    "maxLength": MAX_ID_CHARS,
     "description": "Node id (with or without '#'), or L<line>: the ref inspect gives a node.",
 }
 WRITE_FLAGS: dict[str, Schema] = {
@@ -61,6 +65,9 @@ WRITE_FLAGS: dict[str, Schema] = {
     "allowProd": {"type": "boolean", "description": "Allow [^] (only if a human asked)."},
     "dryRun": {"type": "boolean", "description": "Preview: write nothing."},
 }
+MAX_WARNINGS = 1000
+"""Warnings listed per list of an answer (facade.js ``MAX_WARNINGS``); the rest are
+counted in ``{listed, total}``."""
 MAX_BLOCK_LINES = 1000
 """Lines of one ``add_node`` block (as many as ops per call)."""
 MAX_FIND_CHARS = 200
@@ -92,6 +99,7 @@ INSPECT_INPUT: Schema = {
         "id": {
             "type": "string",
             "minLength": 1,
+            "maxLength": MAX_ID_CHARS,
             "description": "Only this node's subtree: its id (with or without '#'), or L<line>.",
         },
         "include": {
