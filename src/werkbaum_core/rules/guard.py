@@ -4,8 +4,9 @@ The engine (writes.js) compares the warnings of two texts by identity — type
 plus its identifying fields, never the line number alone, since lines shift —
 as multisets, and the nodes that carry ``[^]``. It lists at most 1,000 items
 per list (:data:`~werkbaum_core.rules.schemas.MAX_WARNINGS`) and says where it
-cut (``{listed, total}``), so a text of a million stray lines costs a bounded answer; the guard decides
-on the totals, so a cut never lets a structural warning through.
+cut (``{listed, total}``), so a text of a million stray lines costs a bounded
+answer; the guard decides on the totals, so a cut never lets a structural
+warning through.
 """
 
 from __future__ import annotations
