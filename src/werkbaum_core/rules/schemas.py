@@ -58,7 +58,7 @@ NODE_ID: Schema = {
     "type": "string",
     "minLength": 1,
     "maxLength": MAX_ID_CHARS,
-    "description": "Node id (with or without '#'), or L<line>: the ref inspect gives a node.",
+    "description": "Node id ('#' optional), or L<line>: a ref from inspect.",
 }
 WRITE_FLAGS: dict[str, Schema] = {
     "allowWarnings": {"type": "boolean", "description": "Allow new structural warnings."},
@@ -68,6 +68,9 @@ WRITE_FLAGS: dict[str, Schema] = {
 MAX_WARNINGS = 1000
 """Warnings listed per list of an answer (facade.js ``MAX_WARNINGS``); the rest are
 counted in ``{listed, total}``."""
+MAX_ANSWER_CHARS = 24_000_000
+"""Characters of one inspect answer: 12 times the text limit (a typical plan's answer is
+~4 times its text), so only a pathological one — 500,000 one-word nodes — is refused."""
 MAX_BLOCK_LINES = 1000
 """Lines of one ``add_node`` block (as many as ops per call)."""
 MAX_FIND_CHARS = 200
@@ -100,7 +103,7 @@ INSPECT_INPUT: Schema = {
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_ID_CHARS,
-            "description": "Only this node's subtree: its id (with or without '#'), or L<line>.",
+            "description": "Only this node's subtree: its id ('#' optional) or L<line>.",
         },
         "include": {
             "type": "array",
@@ -253,6 +256,7 @@ INSPECT_OUTPUT: Schema = {
         "cut": {"type": "object", "description": "{depth, nodes}: where the tree stops"},
         "hidden": {"type": "object", "description": "{subtrees, nodes} left out by hideDone"},
         "warnings": {"type": "array", "items": _WARNING_OUT},
+        "warningsCut": {"type": "object", "description": "{listed, total}"},
         "path": {
             "type": "object",
             "properties": {
@@ -274,9 +278,9 @@ INSPECT_OUTPUT: Schema = {
 WRITE_OUTPUT: Schema = {
     "type": "object",
     "description": (
-        "diff: your change; warnings: {added[], removed[], remaining} against your base. "
-        "Where they apply: merged {diff} (others' changes merged in), redirectedTo, "
-        "mirror, findings, dryRun."
+        "diff: your change; warnings: {added[], removed[], remaining, addedCut?, "
+        "removedCut?} vs your base; if any: merged {diff} (co-edits), "
+        "redirectedTo, mirror, findings, dryRun."
     ),
     # Only the fields every result has: each write tool repeats this schema, and
     # tools/list is paid for in every agent's context.
