@@ -618,9 +618,15 @@ function analyze(payload) {
       // (the parent's) has it, not the first child's alone.
       list = list.filter((w) => !w.line || (lines.has(w.line) && (w.type !== 'mixedGate' || lines.has(w.siblingLine))));
     }
-    const { items, cut } = listed(list, warningJson);
-    result.warnings = payload.columns === true ? withColumns(items, payload.text) : items;
-    if (cut) result.warningsCut = cut;
+    if (payload.columns === true) {
+      // The CLI's check (the one caller of columns) reports every finding, and
+      // its exit code depends on all of them; nothing of it reaches an agent.
+      result.warnings = withColumns(list.map(warningJson), payload.text);
+    } else {
+      const { items, cut } = listed(list, warningJson);
+      result.warnings = items;
+      if (cut) result.warningsCut = cut;
+    }
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);
