@@ -313,6 +313,39 @@ def test_at_most_three_suggestions_closest_first(engine: Engine) -> None:
     assert info.value.details["didYouMean"] == ["ab.xa", "ab.xb", "ab.xc"]
 
 
+LONG_ID = "a" * 3000
+NEAR_ID = "b" * 900
+LONG_IDS = f"- [ ] Plan #{LONG_ID}\n- [ ] #{NEAR_ID}: Near\n"
+
+
+@pytest.mark.parametrize(
+    ("wanted", "meant"),
+    [
+        ("a" * 2999 + "c", None),  # over 1,000 characters: not compared (was 19 s at 10 KB)
+        ("c" * 5 + "b" * 895, None),  # 5 edits: more than the 4 compared
+        ("c" * 4 + "b" * 896, [NEAR_ID]),
+    ],
+    ids=["long", "five-edits", "four-edits"],
+)
+def test_did_you_mean_costs_at_most_linear_work(
+    engine: Engine, wanted: str, meant: list[str] | None
+) -> None:
+    """Round 22, F2: the banded distance allowed len/3 edits, so one long id cost
+    quadratic time (100 KB hit the 30 s limit on v8); now ids up to 1,000 characters
+    with at most 4 edits, and the message quotes at most 40 characters of the id."""
+    with pytest.raises(NotFound) as info:
+        analyze(engine, LONG_IDS, id=wanted)
+    body = info.value.to_json()["error"]
+    assert body.get("didYouMean") == meant
+    assert body["message"] == f"no node with id #{wanted[:39]}…"
+
+
+def test_a_long_line_ref_is_quoted_short(engine: Engine) -> None:
+    with pytest.raises(NotFound) as info:
+        analyze(engine, PEOPLE, id="L" + "9" * 100)
+    assert info.value.message == f"no node starts on line {'9' * 39}…"
+
+
 # ------------------------------------------------------------------ typed, equal, small
 
 

@@ -13,6 +13,7 @@ from tests.conftest import REFERENCE_PLAN
 from tests.core.one_store import OneStore
 from werkbaum_core import Engine, checksum
 from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services, ToolSpec
+from werkbaum_core.rules.schemas import MAX_ID_CHARS
 from werkbaum_core.stores import MemoryStore
 
 ORDER = [
@@ -64,6 +65,15 @@ def test_no_type_arrays(spec: ToolSpec) -> None:
 def test_every_input_property_is_described(spec: ToolSpec) -> None:
     for path, prop in properties(spec.input_schema):
         assert prop.get("description"), f"{spec.name}{path} has no description"
+
+
+@pytest.mark.parametrize("spec", CATALOGUE, ids=lambda t: t.name)
+def test_every_node_ref_argument_is_bounded(spec: ToolSpec) -> None:
+    """Round 22, F2: an unbounded id made "did you mean" quadratic; the schema check runs
+    the bounds first, so a long id costs no more than its length."""
+    for path, prop in properties(spec.input_schema):
+        if path.rsplit(".", 1)[-1] in ("id", "parent", "after"):
+            assert prop.get("maxLength") == MAX_ID_CHARS, f"{spec.name}{path}"
 
 
 def nulls(value: Any, path: str = "") -> Iterator[str]:

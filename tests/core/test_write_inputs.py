@@ -70,6 +70,16 @@ def test_an_unknown_id_suggests_ids(
     assert body.get("didYouMean") == meant
 
 
+def test_a_long_unknown_ref_costs_little_and_is_quoted_short(engine: Engine) -> None:
+    """Round 22, F2: every verb's node ref goes through the same bounded search."""
+    long_id = "shop.live" + "x" * 3000
+    text = PLAN + f"- [ ] #{long_id}y: Long\n"
+    with pytest.raises(NotFound) as info:
+        run(engine, "setStatus", {"id": long_id, "status": "x"}, text=text)
+    assert info.value.message == f"no node with id #{long_id[:39]}…"
+    assert "didYouMean" not in info.value.details
+
+
 def test_an_unknown_parent_or_after_is_named(engine: Engine) -> None:
     with pytest.raises(NotFound) as info:
         run(engine, "addNode", {"parent": "shop.lve", "line": "- [ ] X"})

@@ -144,6 +144,22 @@ def test_a_plan_of_the_maximum_size_fits_on_one_line(project: Path) -> None:
     assert answer["result"]["structuredContent"] == {"warnings": []}
 
 
+def test_a_text_of_a_million_warnings_gets_a_bounded_answer(project: Path) -> None:
+    """Round 22, F1: every stray line was one listed warning (a 2 MB text gave a 513 MB
+    answer); the real server lists the first 1,000 and counts the rest."""
+    text = "---\n" + "x\n" * 20_000
+    arguments = {"text": text, "include": ["warnings"]}
+    line = encoded(call("many", "werkbaum_inspect", arguments))
+    got = run_session(project, [line, ping("next")])
+    found = by_id(got)
+    [answer] = found["many"]
+    content = answer["result"]["structuredContent"]
+    assert content["warningsCut"] == {"listed": 1000, "total": 20_000}
+    assert len(content["warnings"]) == 1000
+    assert len(json.dumps(answer)) < 2 * 300 * 1000  # structuredContent and its text
+    assert found["next"][0]["result"] == {}
+
+
 def inspect(request_id: str, source: str, **extra: Any) -> bytes:
     return encoded(call(request_id, "werkbaum_inspect", {"source": source, **extra}))
 

@@ -13,7 +13,13 @@ import { withColumns } from './columns.js';
 
 // Types that mean "the parser read a line differently from what was meant"
 // (notation.md §15.1); a write introducing one is blocked.
-const STRUCTURAL = new Set(['mixedGate', 'unknownStatus', 'descStray', 'duplicateId']);
+export const STRUCTURAL = new Set(['mixedGate', 'unknownStatus', 'descStray', 'duplicateId']);
+
+// At most this many warnings per list of an answer (inspect's warnings, a
+// write's added and removed, a blocked write's): a real plan has a handful
+// (werkbaum.werkbaum none), while a 2 MB text of stray lines has a million
+// (a 513 MB answer). A cut list says so: {listed, total}.
+export const MAX_WARNINGS = 1000;
 
 // Status key -> canonical box code, for effectiveStatus in the tree.
 const CODE_BY_KEY = {
@@ -30,6 +36,17 @@ const DONE_KEYS = new Set(['fertig', 'prod', 'verworfen']);
 const MAX_MATCHES = 50;
 // At most this many `didYouMean` ids on a not_found.
 const MAX_SUGGESTIONS = 3;
+// "Did you mean" compares ids of at most this many characters (the tools'
+// schemas bound every id argument to it) with at most MAX_EDITS edits, and
+// stops after MAX_COMPARED_CELLS steps of the distance in all (~0.7 s on
+// dukpy; a real plan's search takes a few thousand, since a different id
+// leaves the band after a few rows). A 10 KB id took 19 s on dukpy, and 1,900
+// near-equal ids of 1,000 characters 27 s even with the first two bounds.
+const MAX_ID_CHARS = 1000;
+const MAX_EDITS = 4;
+const MAX_COMPARED_CELLS = 500000;
+// Messages quote a value the caller passed to at most this many characters.
+const MAX_QUOTED_CHARS = 40;
 
 const TRANSFORMS = {
   parser: ['setFoldMark', 'setStatusBox', 'expandShortIds', 'shortIdClosed', 'logicalLines'],
@@ -220,6 +237,16 @@ function refOf(n, byId) {
 // How results name a node that is not the first carrier of an id: 'L<line>'.
 const LINE_REF = /^L([1-9][0-9]*)$/;
 
+// A value the caller passed, as a message quotes it: at most MAX_QUOTED_CHARS.
+function quoted(value) {
+  const s = String(value);
+  if (s.length <= MAX_QUOTED_CHARS) return s;
+  let head = s.slice(0, MAX_QUOTED_CHARS - 1);
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last < 0xdc00) head = head.slice(0, -1); // half a pair
+  return head + '…';
+}
+
 // The node a ref names, as { node } or { error }: '#id' is an id; a bare value
 // is the id a node carries, else 'L<line>' is the node starting on that line.
 // A bare 'L<n>' that is the id of one node and the line of another is refused
@@ -231,13 +258,13 @@ export function lookupRef(roots, byId, ref, what) {
   const m = marked ? null : LINE_REF.exec(id);
   const onLine = m ? preorder(roots).find((n) => n.line === Number(m[1])) || null : null;
   if (carrier && onLine && carrier !== onLine) {
-    const message = `${id} is the id of the node on line ${carrier.line} and the ref of the node on line ${m[1]}; ` +
+    const message = `${id} is the id of the node on line ${carrier.line} and the ref of the node on line ${onLine.line}; ` +
       `pass '#${id}' for the first, or change the other with werkbaum_apply_ops`;
     return { error: { code: 'invalid_argument', message, id } };
   }
   if (carrier || onLine) return { node: carrier || onLine };
   if (m) {
-    const message = `no node starts on line ${m[1]}${what ? ` (${what})` : ''}`;
+    const message = `no node starts on line ${quoted(m[1])}${what ? ` (${what})` : ''}`;
     return { error: { code: 'not_found', message, id } };
   }
   return notFound(byId, id, what);
@@ -251,12 +278,13 @@ export function editRef(node, byId) {
 
 // Levenshtein distance of a and b when it is at most k, else k + 1. Only a
 // band of width 2k + 1 around the diagonal is computed, so trying every id of
-// a large plan stays cheap.
-function distanceWithin(a, b, k) {
+// a large plan stays cheap; budget.cells counts down the cells computed.
+function distanceWithin(a, b, k, budget) {
   const n = a.length;
   const m = b.length;
   const far = k + 1;
   if (Math.abs(n - m) > k) return far;
+  budget.cells -= 2 * (m + 2);
   let prev = new Array(m + 2).fill(far);
   let cur = new Array(m + 2).fill(far);
   for (let j = 0; j <= Math.min(m, k); j++) prev[j] = j;
@@ -264,6 +292,7 @@ function distanceWithin(a, b, k) {
     const lo = Math.max(1, i - k);
     const hi = Math.min(m, i + k);
     cur[lo - 1] = lo === 1 ? Math.min(i, far) : far;
+    budget.cells -= hi - lo + 1;
     let best = cur[lo - 1];
     for (let j = lo; j <= hi; j++) {
       const step = prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
@@ -285,14 +314,25 @@ function distanceWithin(a, b, k) {
 // first, then document order.
 function similarIds(byId, wanted) {
   const w = String(wanted).toLowerCase();
-  if (!w) return [];
-  const k = Math.max(1, Math.floor(w.length / 3));
+  if (!w || w.length > MAX_ID_CHARS) return [];
+  const k = Math.min(MAX_EDITS, Math.max(1, Math.floor(w.length / 3)));
+  const suffix = '.' + w;
+  const prefix = w + '.';
   const scored = [];
+  const budget = { cells: MAX_COMPARED_CELLS };
   let order = 0;
   for (const id of byId.keys()) {
+    if (budget.cells <= 0) break; // the closest of the ids compared so far
+    // Only ids within k characters of the length are compared character by character.
+    const near = Math.abs(id.length - w.length) <= k;
+    const dotted = id.length > w.length;
+    if (!near && !dotted) {
+      order++;
+      continue;
+    }
     const c = id.toLowerCase();
-    let score = 2 * distanceWithin(w, c, k);
-    if (score > 2 * k && (c.endsWith('.' + w) || c.startsWith(w + '.'))) score = 2 * k + 1;
+    let score = near ? 2 * distanceWithin(w, c, k, budget) : 2 * k + 2;
+    if (score > 2 * k && dotted && (c.endsWith(suffix) || c.startsWith(prefix))) score = 2 * k + 1;
     if (score <= 2 * k + 1) scored.push({ id, score, order });
     order++;
   }
@@ -302,7 +342,7 @@ function similarIds(byId, wanted) {
 
 // The answer for an id no node carries, with the ids the agent may have meant.
 function notFound(byId, id, what) {
-  const error = { code: 'not_found', message: 'no node with id #' + id + (what ? ' (' + what + ')' : ''), id };
+  const error = { code: 'not_found', message: 'no node with id #' + quoted(id) + (what ? ' (' + what + ')' : ''), id };
   const similar = similarIds(byId, id);
   if (similar.length) error.didYouMean = similar;
   return { error };
@@ -430,6 +470,15 @@ function treeJson(tops, ctx, view) {
     for (let i = visible.length - 1; i >= 0; i--) stack.push(visible[i], level + 1, list);
   }
   return { tree: out, stats };
+}
+
+// The first MAX_WARNINGS items of `list` as `json` shapes them, and {listed,
+// total} when it had more (null else); the others are never shaped, so their
+// texts are never built.
+export function listed(list, json) {
+  const items = list.length > MAX_WARNINGS ? list.slice(0, MAX_WARNINGS) : list;
+  const cut = items.length < list.length ? { listed: items.length, total: list.length } : null;
+  return { items: items.map(json), cut };
 }
 
 export function warningJson(w) {
@@ -576,8 +625,15 @@ function analyze(payload) {
       // (the parent's) has it, not the first child's alone.
       list = list.filter((w) => !w.line || (lines.has(w.line) && (w.type !== 'mixedGate' || lines.has(w.siblingLine))));
     }
-    result.warnings = list.map(warningJson);
-    if (payload.columns === true) result.warnings = withColumns(result.warnings, payload.text);
+    if (payload.columns === true) {
+      // The CLI's check (the one caller of columns) reports every finding, and
+      // its exit code depends on all of them; nothing of it reaches an agent.
+      result.warnings = withColumns(list.map(warningJson), payload.text);
+    } else {
+      const { items, cut } = listed(list, warningJson);
+      result.warnings = items;
+      if (cut) result.warningsCut = cut;
+    }
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);

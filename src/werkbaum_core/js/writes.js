@@ -1,7 +1,7 @@
 // writes.js — the engine entries of the write pipeline (spec §6), loaded after
 // facade.js: `edit` computes a verb's new text, its line ops and the
-// guard-relevant state of base, new (and merged) text in ONE call; `state`
-// reports that state for a text a store returned.
+// guard-relevant delta from base to new (and merged) text in ONE call; `delta`
+// reports it from a base to a text a store returned.
 //
 // The state of a text is its warnings (as `analyze` reports them) each with an
 // identity `key`, and the identities of the nodes that carry [^]. A key names
@@ -14,7 +14,7 @@
 import * as parser from './parser.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
-import { editRef, firstById, lookupRef, preorder, runPipeline, warningJson } from './facade.js';
+import { STRUCTURAL, editRef, firstById, listed, lookupRef, preorder, runPipeline, warningJson } from './facade.js';
 
 const SEP = '\u0000';
 
@@ -85,13 +85,61 @@ function stateOf(text, pinned) {
   const nodeAt = new Map(nodes.map((n) => [n.line, n]));
   const physical = text.split('\n');
   const identity = identities(run.roots, pinned);
-  const warnings = run.warnings.map((w) => {
-    const out = warningJson(w);
-    out.key = warningKey(w, nodeAt, identity, physical);
-    return out;
-  });
+  // The raw warning with its key: texts are built only for the warnings a delta lists.
+  const warnings = run.warnings.map((w) => ({
+    warning: w,
+    key: warningKey(w, nodeAt, identity, physical),
+  }));
   const prod = nodes.filter((n) => n.status && n.status.key === 'prod').map(identity.of);
   return { warnings, prod };
+}
+
+// The entries of `items` whose key occurs more often there than in `other`
+// (the later occurrences): warnings compared as multisets, so a second
+// identical warning is new and a shifted line is not.
+function surplus(items, other, keyOf) {
+  const budget = new Map();
+  for (const o of other) budget.set(keyOf(o), (budget.get(keyOf(o)) || 0) + 1);
+  const out = [];
+  for (const item of items) {
+    const left = budget.get(keyOf(item)) || 0;
+    if (left > 0) budget.set(keyOf(item), left - 1);
+    else out.push(item);
+  }
+  return out;
+}
+
+const byKey = (entry) => entry.key;
+const entryJson = (entry) => warningJson(entry.warning);
+
+// What changed from state `before` to `after` (spec §5.3, §6): the warnings
+// added and removed, the structural ones added (what blocks a write) and the
+// nodes newly [^]; each list at most MAX_WARNINGS long, with {listed, total}
+// where it was cut. The guard decides on the totals, so a cut hides nothing.
+function deltaOf(before, after) {
+  const added = surplus(after.warnings, before.warnings, byKey);
+  const removed = surplus(before.warnings, after.warnings, byKey);
+  const structural = added.filter((e) => STRUCTURAL.has(e.warning.type));
+  const prod = surplus(after.prod, before.prod, (id) => id).sort();
+  const out = { remaining: after.warnings.length - added.length };
+  const lists = { added, removed, structural };
+  for (const name of Object.keys(lists)) {
+    const { items, cut } = listed(lists[name], entryJson);
+    out[name] = items;
+    if (cut) out[name + 'Cut'] = cut;
+  }
+  const nodes = listed(prod, (id) => id);
+  out.prod = nodes.items;
+  if (nodes.cut) out.prodCut = nodes.cut;
+  return out;
+}
+
+// The line index of the node an edit ref (editRef) names.
+function nodeLineIndex(text, ref) {
+  const roots = parser.parse(text).roots;
+  const found = lookupRef(roots, firstById(roots), ref);
+  if (!found.node) throw new Error(found.error.code + ': ' + found.error.message);
+  return found.node.line - 1;
 }
 
 // The node of `after` that moving `node` of `before` carried: its subtree
@@ -373,13 +421,13 @@ function editEntry(payload) {
   const ops = live.computeOps(live.lines(base), live.lines(next));
   const move = payload.verb === 'moveNode' ? carried(base, checked.args.id) : null;
   const pins = pinsFor(payload.verb, move, base, next, ops);
-  const out = { text: next, ops, before: stateOf(base), after: stateOf(next, pins) };
+  const before = stateOf(base);
+  const out = { text: next, ops, change: deltaOf(before, stateOf(next, pins)) };
   if (payload.current !== undefined && payload.current !== base) {
     // What the backend will do with ops against an older base: shift them over
     // the changes since, or refuse when they overlap (documents-api §3.6).
     const theirs = live.computeOps(live.lines(base), live.lines(payload.current));
     const rebased = live.rebaseOps(ops, theirs);
-    out.current = stateOf(payload.current);
     if (rebased === null) {
       out.merged = { conflict: true };
     } else {
@@ -387,11 +435,19 @@ function editEntry(payload) {
       const over = tooLarge(merged, payload.limit, 'your change merged into the current version');
       if (over) return over;
       const mergedPins = pinsFor(payload.verb, move, payload.current, merged, rebased);
-      out.merged = Object.assign({ text: merged, ops: rebased }, stateOf(merged, mergedPins));
+      const state = stateOf(merged, mergedPins);
+      // change: what the merge does to the current text (guarded); fromBase: the
+      // agent's delta, against the base it named.
+      out.merged = {
+        text: merged,
+        ops: rebased,
+        change: deltaOf(stateOf(payload.current), state),
+        fromBase: deltaOf(before, state),
+      };
     }
   }
   return out;
 }
 
 globalThis.werkbaum.edit = editEntry;
-globalThis.werkbaum.state = (payload) => stateOf(payload.text);
+globalThis.werkbaum.delta = (payload) => deltaOf(stateOf(payload.base), stateOf(payload.text));

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from werkbaum_core.errors import InvalidArgument, NotFound, WerkbaumError
+from werkbaum_core.errors import InvalidArgument, NotFound, TooLarge, WerkbaumError
 from werkbaum_core.guide import GUIDE_URI, bundled_guide
 from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
@@ -207,9 +207,22 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
     analysis = services.engine.analysis_text(
         text, id=args.get("id"), include=args.get("include"), view=view
     )
+    _check_answer_size(analysis)
     if has_source:
         return ToolResult.with_first("base", snapshot.base.to_json(), analysis)
     return ToolResult.from_text(analysis)
+
+
+def _check_answer_size(analysis: str) -> None:
+    """The backstop behind the engine's per-list cuts: an answer over the bound is
+    refused before it is parsed, validated and sent (each costs several times its size)."""
+    if len(analysis) > s.MAX_ANSWER_CHARS:
+        raise TooLarge(
+            f"the answer would have {len(analysis):,} characters; the limit is "
+            f"{s.MAX_ANSWER_CHARS:,}: narrow it with include, id, depth, hideDone or hideDesc",
+            limit=s.MAX_ANSWER_CHARS,
+            size=len(analysis),
+        )
 
 
 def _list(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
@@ -322,12 +335,11 @@ def _write(
             mirror = services.after_write(resolved, out, caller)
             if mirror is not None:
                 out["mirror"] = mirror
-        delta = out["warnings"]
         event.update(
             outcome="dryRun" if request.dry_run else "ok",
             new=out.get("base"),
-            added=len(delta["added"]),
-            removed=len(delta["removed"]),
+            added=result.warnings.added_total,
+            removed=result.warnings.removed_total,
             mirror=out.get("mirror"),
         )
         return out
@@ -358,10 +370,10 @@ def _creator(resolved: Resolved, verb: str) -> Creates:
 
 # ------------------------------------------------------------------ the catalogue
 
-WRITE_NOTE = " On conflict, redo it against the error's current.base."
+WRITE_NOTE = " On conflict, redo it on the error's current.base."
 
 _PARENT = {**s.NODE_ID, "description": "Parent id or L<line>; omit for a root."}
-_AFTER = {**s.NODE_ID, "description": "Sibling id or L<line> to place it after (default: last)."}
+_AFTER = {**s.NODE_ID, "description": "Sibling id or L<line> to follow (default: last)."}
 
 CATALOGUE: tuple[ToolSpec, ...] = (
     # In the order an agent works: read, inspect, list, the node verbs, the raw writes.

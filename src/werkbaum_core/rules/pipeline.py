@@ -102,7 +102,6 @@ class Planned:
     new_text: str
     expected_text: str
     ops: tuple[Op, ...]
-    before: guard.State
     delta: guard.Delta
 
 
@@ -147,10 +146,10 @@ def plan(
     out = engine.call("edit", payload)
     if "error" in out:  # an unknown id (with didYouMean), a result over the limit
         raise from_json(out["error"])
-    before = guard.State.from_json(out["before"])
-    after = guard.State.from_json(out["after"])
     change = guard.check(
-        before, after, allow_warnings=request.allow_warnings, allow_prod=request.allow_prod
+        guard.Delta.from_json(out["change"]),
+        allow_warnings=request.allow_warnings,
+        allow_prod=request.allow_prod,
     )
     expected = out["text"]
     merged = out.get("merged")
@@ -158,14 +157,13 @@ def plan(
         if merged.get("conflict"):
             raise _conflict(conflict(request.source, current), base_text, request, recent)
         guard.check(
-            guard.State.from_json(out["current"]),
-            guard.State.from_json(merged),
+            guard.Delta.from_json(merged["change"]),
             allow_warnings=request.allow_warnings,
             allow_prod=request.allow_prod,
             what="merging your change into the current version",
         )
         expected = merged["text"]
-        change = guard.delta(before, guard.State.from_json(merged))
+        change = guard.Delta.from_json(merged["fromBase"])
     return Planned(
         request=request,
         base_text=base_text,
@@ -173,7 +171,6 @@ def plan(
         new_text=out["text"],
         expected_text=expected,
         ops=tuple(out["ops"]),
-        before=before,
         delta=change,
     )
 
@@ -201,13 +198,14 @@ def store_planned(
     change = planned.delta
     findings: tuple[str, ...] = ()
     if stored.text != planned.expected_text:
-        state = guard.State.from_json(engine.call("state", {"text": stored.text}))
-        change = guard.delta(planned.before, state)
-        findings = (_unguarded_merge(planned, state),)
+        change = guard.Delta.from_json(
+            engine.call("delta", {"base": planned.base_text, "text": stored.text})
+        )
+        findings = (_unguarded_merge(planned, change),)
     return attrs.evolve(_result(planned, stored, change), findings=findings)
 
 
-def _unguarded_merge(planned: Planned, stored: guard.State) -> str:
+def _unguarded_merge(planned: Planned, stored: guard.Delta) -> str:
     """What to tell the agent when the store merged in a change this server never saw
     (a co-editor's edit that reached the backend between the server's read and its
     write): the guard rails ran on the merge the server expected, so say plainly
@@ -219,7 +217,6 @@ def _unguarded_merge(planned: Planned, stored: guard.State) -> str:
     )
     try:
         guard.check(
-            planned.before,
             stored,
             allow_warnings=request.allow_warnings,
             allow_prod=request.allow_prod,

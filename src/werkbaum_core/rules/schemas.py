@@ -51,16 +51,26 @@ BASE_OR_NEW: Schema = {
     "anyOf": [{k: v for k, v in BASE.items() if k != "description"}, {"type": "null"}],
     "description": "From your last read or write result, verbatim; null: create a new plan file.",
 }
+MAX_ID_CHARS = 1000
+"""An id or ref argument (ids in real plans are a few dozen characters); the facade's
+"did you mean" compares ids up to this length (facade.js ``MAX_ID_CHARS``)."""
 NODE_ID: Schema = {
     "type": "string",
     "minLength": 1,
-    "description": "Node id (with or without '#'), or L<line>: the ref inspect gives a node.",
+    "maxLength": MAX_ID_CHARS,
+    "description": "Node id ('#' optional), or L<line>: a ref from inspect.",
 }
 WRITE_FLAGS: dict[str, Schema] = {
     "allowWarnings": {"type": "boolean", "description": "Allow new structural warnings."},
     "allowProd": {"type": "boolean", "description": "Allow [^] (only if a human asked)."},
     "dryRun": {"type": "boolean", "description": "Preview: write nothing."},
 }
+MAX_WARNINGS = 1000
+"""Warnings listed per list of an answer (facade.js ``MAX_WARNINGS``); the rest are
+counted in ``{listed, total}``."""
+MAX_ANSWER_CHARS = 24_000_000
+"""Characters of one inspect answer: 12 times the text limit (a typical plan's answer is
+~4 times its text), so only a pathological one — 500,000 one-word nodes — is refused."""
 MAX_BLOCK_LINES = 1000
 """Lines of one ``add_node`` block (as many as ops per call)."""
 MAX_FIND_CHARS = 200
@@ -92,7 +102,8 @@ INSPECT_INPUT: Schema = {
         "id": {
             "type": "string",
             "minLength": 1,
-            "description": "Only this node's subtree: its id (with or without '#'), or L<line>.",
+            "maxLength": MAX_ID_CHARS,
+            "description": "Only this node's subtree: its id ('#' optional) or L<line>.",
         },
         "include": {
             "type": "array",
@@ -245,6 +256,7 @@ INSPECT_OUTPUT: Schema = {
         "cut": {"type": "object", "description": "{depth, nodes}: where the tree stops"},
         "hidden": {"type": "object", "description": "{subtrees, nodes} left out by hideDone"},
         "warnings": {"type": "array", "items": _WARNING_OUT},
+        "warningsCut": {"type": "object", "description": "{listed, total}"},
         "path": {
             "type": "object",
             "properties": {
@@ -266,9 +278,9 @@ INSPECT_OUTPUT: Schema = {
 WRITE_OUTPUT: Schema = {
     "type": "object",
     "description": (
-        "diff: your change; warnings: {added[], removed[], remaining} against your base. "
-        "Where they apply: merged {diff} (others' changes merged in), redirectedTo, "
-        "mirror, findings, dryRun."
+        "diff: your change; warnings: {added[], removed[], remaining, addedCut?, "
+        "removedCut?} vs your base; if any: merged {diff} (co-edits), "
+        "redirectedTo, mirror, findings, dryRun."
     ),
     # Only the fields every result has: each write tool repeats this schema, and
     # tools/list is paid for in every agent's context.
