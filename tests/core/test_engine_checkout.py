@@ -145,3 +145,41 @@ def test_auto_passes_v8_over_for_a_checkout_it_cannot_link(tmp_path: Path) -> No
         assert engine.kind == "dukpy"
     with pytest.raises(LinkRefused, match=r"i18n\.js:\d+:\d+: import\.meta"):
         Engine.create("v8", frontend=own)  # asked for by name: refused, not replaced
+
+
+HOST_MODULES = ("facade", "transport", "writes", "exports", "columns", "diagram", "pictures")
+"""Modules of ours a checkout's files of the same name must never replace."""
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_never_replaces_the_facade_or_the_host_modules(
+    kind: str, tmp_path: Path
+) -> None:
+    # Each would change every answer (or break loading) if it were loaded.
+    hijack = 'globalThis.werkbaumToJSON = () => \'{"tree":[],"hijacked":true}\';\n'
+    own = checkout(
+        tmp_path, **{name: hijack + "throw new Error('hijacked');\n" for name in HOST_MODULES}
+    )
+    assert set(ModuleSet.from_frontend(own).origins().values()) == {"bundled"}
+    for name in HOST_MODULES:
+        assert ModuleSet.from_frontend(own).locate(f"{name}.js") == bundled_dir() / f"{name}.js"
+    with _create(kind, own) as engine:
+        answer = engine.analyze_json("- [ ] Plan")
+    assert answer["tree"][0]["label"] == "Plan"
+    assert "hijacked" not in answer
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_checkout_module_the_package_lacks_is_loaded_for_the_checkouts_imports(
+    kind: str, tmp_path: Path
+) -> None:
+    i18n = (bundled_dir() / "i18n.js").read_text(encoding="utf-8")
+    own = checkout(
+        tmp_path,
+        i18n="import { WORDING } from './wording.js';\n"
+        + i18n.replace("unknown status box", "' + WORDING + '"),
+        wording="export const WORDING = 'status box nobody knows';\n",
+    )
+    with _create(kind, own) as engine:
+        warnings = engine.analyze_json("- [z] A", include=["warnings"])["warnings"]
+    assert any("status box nobody knows" in w["text"] for w in warnings), warnings
