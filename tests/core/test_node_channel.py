@@ -151,7 +151,7 @@ def test_a_werkbaum_node_that_never_answers_times_out_and_leaves_nothing(
     pidfile = fake_node(tmp_path, 'echo "{not json"')  # on stdout: never an answer
     monkeypatch.setenv("WERKBAUM_NODE", str(tmp_path / "fake-node"))
     started = time.monotonic()
-    with pytest.raises(EngineTimeout, match=r"^node executor gave no answer within 1 s"):
+    with pytest.raises(EngineTimeout, match=r"^loading the modules failed: no answer within 1 s"):
         NodeExecutor(Program(ModuleSet(), ENTRIES), start_timeout=1.0)
     assert time.monotonic() - started < 10
     assert _gone(_sleeper(pidfile)), "a process of the failed start outlived it"

@@ -16,6 +16,7 @@ files without copying them (:meth:`Program.locate`).
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import threading
@@ -184,6 +185,25 @@ def remove_loading_directories() -> None:
             shutil.rmtree(target, ignore_errors=True)
     finally:
         _loading_lock.release()
+
+
+def export_names(found: object) -> dict[str, list[str]]:
+    """The export probe's answer, checked: module name → its export names.
+
+    A module set can break the probe's answer (``Object.prototype.toJSON`` set at
+    load turns every object into what it returns); it then breaks every answer.
+    """
+    if isinstance(found, dict) and all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for names in found.values()
+    ):
+        return found
+    shown = json.dumps(found)
+    shown = shown if len(shown) <= 80 else shown[:80] + "…"
+    raise ModuleSetError(
+        f"the module set's export probe answered {shown}, not its export names: does a "
+        "module change Object.prototype or JSON while it loads?"
+    )
 
 
 def missing_exports(found: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:

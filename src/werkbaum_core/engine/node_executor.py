@@ -137,8 +137,13 @@ class NodeExecutor:
             process = _Process(self._binary, directory, self._program.entries)
             try:
                 ready = _start_answer(process.next_line(self._start_timeout))
-            except BaseException:  # no child outlives a failed start
+            except BaseException as exc:  # no child outlives a failed start
                 process.kill()
+                if isinstance(exc, EngineTimeout):
+                    raise EngineTimeout(
+                        f"loading the modules failed: no answer within "
+                        f"{self._start_timeout:g} s, the node executor's limit for loading them"
+                    ) from None
                 raise
         self._exports = ready.get("exports", {})
         self._process = process
