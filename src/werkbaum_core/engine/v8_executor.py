@@ -79,10 +79,14 @@ round trip into the isolate, cheaper than JSON-encoding a large text into code."
 _open: weakref.WeakSet[V8Executor] = weakref.WeakSet()
 
 
+EXIT_WAIT = 2.0
+"""Seconds the interpreter's exit waits for an interrupted call to let go of its context."""
+
+
 @atexit.register
 def _close_all() -> None:
     for executor in list(_open):
-        executor.close()
+        executor.close_at_exit()
 
 
 def available() -> bool:
@@ -245,6 +249,21 @@ class V8Executor:
         with self._lock:
             self._discard()
             _open.discard(self)
+
+    def close_at_exit(self) -> None:
+        """Close, stopping a call in flight first: a daemon thread's call must not
+        hold the interpreter's exit for its whole time limit."""
+        if not self._lock.acquire(blocking=False):
+            isolate = self._isolate
+            if isolate is not None:
+                isolate.interrupt()
+            if not self._lock.acquire(timeout=EXIT_WAIT):
+                return  # the call did not let go: leave its context to the process's end
+        try:
+            self._discard()
+            _open.discard(self)
+        finally:
+            self._lock.release()
 
 
 class _ContextStart:
