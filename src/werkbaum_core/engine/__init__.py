@@ -109,8 +109,9 @@ class Engine:
         """Start an executor of ``kind`` on the bundled modules or a checkout's.
 
         Without ``kind`` (and ``WERKBAUM_ENGINE``), a library call stays in the
-        process: ``v8`` when the v8 extra is installed, else ``dukpy``; ``auto``
-        may also pick ``node``. Raises :class:`ModuleSetError` naming every
+        process: ``v8`` when the v8 extra is installed, else ``dukpy``, whose calls
+        have a time limit only when made from the main thread; ``auto`` may also
+        pick ``node``. Raises :class:`ModuleSetError` naming every
         missing contract export. ``extra_entries`` are additional entry modules
         (tests use this for the conformance harness), loaded after the facade.
         """

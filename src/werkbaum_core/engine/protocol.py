@@ -8,9 +8,10 @@ JSON = Any
 """A JSON value as the ``json`` module produces it."""
 
 CALL_TIMEOUT = 30.0
-"""Seconds one call may run on an executor that can stop it (node, v8)."""
+"""Seconds one call may run on an executor that can stop it (node, v8; dukpy only
+on the main thread)."""
 START_TIMEOUT = 30.0
-"""Seconds an executor may take to load the modules."""
+"""Seconds an executor may take to load the modules (dukpy: on the main thread only)."""
 
 
 class Executor(Protocol):
