@@ -22,7 +22,7 @@ import werkbaum_core.engine as engine_module
 from werkbaum_core.engine import ENTRIES, LazyEngine
 from werkbaum_core.engine.dukpy_executor import DukpyExecutor
 from werkbaum_core.engine.modules import ModuleSet, Program
-from werkbaum_core.engine.protocol import Executor
+from werkbaum_core.engine.protocol import Executor, Limits
 from werkbaum_core.errors import EngineTimeout
 
 
@@ -33,7 +33,7 @@ def _spinner(tmp_path: Path) -> Program:
 
 
 def test_dukpy_stops_a_call_on_the_main_thread_at_its_time_limit(tmp_path: Path) -> None:
-    executor = DukpyExecutor(_spinner(tmp_path), timeout=1.0)
+    executor = DukpyExecutor(_spinner(tmp_path), limits=Limits(call=1.0))
     started = time.monotonic()
     with pytest.raises(EngineTimeout, match=r"^dukpy executor gave no answer within 1 s$"):
         executor.call_text("spin", {})
@@ -54,7 +54,7 @@ def test_dukpy_leaves_a_programs_own_alarm_alone(tmp_path: Path) -> None:
 
     previous = signal.signal(signal.SIGALRM, own)
     try:
-        executor = DukpyExecutor(Program(ModuleSet(), ENTRIES), timeout=0.2)
+        executor = DukpyExecutor(Program(ModuleSet(), ENTRIES), limits=Limits(call=0.2))
         json.loads(executor.call_text("analyze", {"text": "- A"}))
         assert signal.getsignal(signal.SIGALRM) is own
         time.sleep(0.4)  # no timer of ours went off meanwhile

@@ -16,7 +16,7 @@ from werkbaum_core.engine.dukpy_executor import DukpyExecutor
 from werkbaum_core.engine.linker import LinkRefused
 from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, Program, bundled_dir
 from werkbaum_core.engine.node_executor import NodeExecutor
-from werkbaum_core.engine.protocol import Executor
+from werkbaum_core.engine.protocol import Executor, Limits
 from werkbaum_core.engine.v8_executor import V8Executor
 from werkbaum_core.errors import EngineTimeout, WerkbaumError
 
@@ -226,10 +226,10 @@ def test_a_load_that_never_ends_times_out_once_naming_the_limit(
         starts.append(kind)
         if kind == "node":
             require_tool("node")
-            return NodeExecutor(program, start_timeout=1.0)
+            return NodeExecutor(program, limits=Limits(start=1.0))
         if kind == "v8":
-            return V8Executor(program, start_timeout=1.0)
-        return DukpyExecutor(program, start_timeout=1.0)
+            return V8Executor(program, limits=Limits(start=1.0))
+        return DukpyExecutor(program, limits=Limits(start=1.0))
 
     monkeypatch.setattr(engine_module, "_start", start)
     own = checkout(tmp_path, parser=_parser_with("for (;;) {}\n"))

@@ -21,6 +21,7 @@ from werkbaum_core import EXECUTORS, Engine, EngineError
 from werkbaum_core.engine import ENTRIES
 from werkbaum_core.engine.modules import ModuleSet, Program, bundled_dir
 from werkbaum_core.engine.node_executor import NodeExecutor
+from werkbaum_core.engine.protocol import Limits
 from werkbaum_core.errors import EngineTimeout
 
 needs_node = pytest.mark.usefixtures("node_installed")
@@ -152,6 +153,6 @@ def test_a_werkbaum_node_that_never_answers_times_out_and_leaves_nothing(
     monkeypatch.setenv("WERKBAUM_NODE", str(tmp_path / "fake-node"))
     started = time.monotonic()
     with pytest.raises(EngineTimeout, match=r"^loading the modules failed: no answer within 1 s"):
-        NodeExecutor(Program(ModuleSet(), ENTRIES), start_timeout=1.0)
+        NodeExecutor(Program(ModuleSet(), ENTRIES), limits=Limits(start=1.0))
     assert time.monotonic() - started < 10
     assert _gone(_sleeper(pidfile)), "a process of the failed start outlived it"

@@ -41,7 +41,7 @@ from typing import Any
 import dukpy
 
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout, TooLarge
 
 _SCRUB_ENV = "globalThis.process = { env: {} };"
@@ -68,16 +68,10 @@ module did not finish evaluating (top-level await, which ``run`` does not wait f
 class DukpyExecutor:
     name = "dukpy"
 
-    def __init__(
-        self,
-        program: Program,
-        *,
-        timeout: float = CALL_TIMEOUT,
-        start_timeout: float = START_TIMEOUT,
-    ) -> None:
+    def __init__(self, program: Program, *, limits: Limits = LIMITS) -> None:
         self._program = program
-        self._timeout = timeout
-        self._start_timeout = start_timeout
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._lock = threading.Lock()
         self._calls = 0
         self._js: dukpy.JSInterpreter | None = self._start()

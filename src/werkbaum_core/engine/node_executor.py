@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 HOST = Path(__file__).with_name("node_host.mjs")
@@ -108,20 +108,14 @@ class _Process:
 class NodeExecutor:
     name = "node"
 
-    def __init__(
-        self,
-        program: Program,
-        *,
-        timeout: float = CALL_TIMEOUT,
-        start_timeout: float = START_TIMEOUT,
-    ) -> None:
+    def __init__(self, program: Program, *, limits: Limits = LIMITS) -> None:
         binary = node_binary()
         if binary is None:
             raise EngineError("the node executor needs `node` on the PATH")
         self._binary = binary
         self._program = program
-        self._timeout = timeout
-        self._start_timeout = start_timeout
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._exports: dict[str, list[str]] = {}

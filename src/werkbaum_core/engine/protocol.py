@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import attrs
+
 JSON = Any
 """A JSON value as the ``json`` module produces it."""
 
@@ -12,6 +14,18 @@ CALL_TIMEOUT = 30.0
 on the main thread)."""
 START_TIMEOUT = 30.0
 """Seconds an executor may take to load the modules (dukpy: on the main thread only)."""
+
+
+@attrs.frozen
+class Limits:
+    """The time limits an executor keeps (tests shorten them)."""
+
+    call: float = CALL_TIMEOUT
+    start: float = START_TIMEOUT
+
+
+LIMITS = Limits()
+"""The limits every executor keeps unless told otherwise."""
 
 
 class Executor(Protocol):

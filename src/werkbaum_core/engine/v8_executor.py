@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.engine.protocol import JSON, LIMITS, START_TIMEOUT, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 if TYPE_CHECKING:
@@ -103,8 +103,7 @@ class V8Executor:
         self,
         program: Program,
         *,
-        timeout: float = CALL_TIMEOUT,
-        start_timeout: float = START_TIMEOUT,
+        limits: Limits = LIMITS,
         heap_limit: int = HEAP_LIMIT,
     ) -> None:
         if not available():
@@ -119,8 +118,8 @@ class V8Executor:
         except BaseException:
             starting.result().close()
             raise
-        self._timeout = timeout
-        self._start_timeout = start_timeout
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._heap_limit = heap_limit
         self._lock = threading.Lock()
         self._isolate: Isolate | None = None
