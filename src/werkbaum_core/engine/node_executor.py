@@ -99,9 +99,11 @@ class _Process:
         return line.rstrip("\n")
 
     def kill(self) -> None:
-        """Kill the child and its process group, and reap it."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.popen.pid, signal.SIGKILL)
+        """Kill the child and its process group, and reap it. Only while the child is
+        not reaped: until then its pid, the group's id, cannot name another group."""
+        if self.popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
 
 
