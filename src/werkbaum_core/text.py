@@ -7,9 +7,11 @@ the algorithm is fixed by the documents API (§4), so Python computes it.
 from __future__ import annotations
 
 import hashlib
+import re
 
-from werkbaum_core.errors import TooLarge
+from werkbaum_core.errors import InvalidArgument, TooLarge
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_TEXT_CHARS = 2_000_000
 """The backend's text limit; the engine refuses larger inputs before any JS runs."""
 
@@ -25,9 +27,25 @@ def normalize_newlines(text: str) -> str:
 
 
 def checksum(text: str) -> str:
-    """``sha256:`` + hex digest over the UTF-8 of the LF-normalised text."""
-    digest = hashlib.sha256(normalize_newlines(text).encode("utf-8")).hexdigest()
-    return f"sha256:{digest}"
+    """``sha256:`` + hex digest over the UTF-8 of the LF-normalised text.
+
+    A text with a lone surrogate (a Python string can hold one; a JSON text can
+    escape one) has no UTF-8 form, so no checksum the documents API defines (§4.1):
+    the browser would hash U+FFFD in its place, a Java backend ``?``. It is refused
+    as ``invalid_argument`` rather than given a checksum no other party computes.
+    """
+    try:
+        encoded = normalize_newlines(text).encode("utf-8")
+    except UnicodeEncodeError:
+        found = _SURROGATE.search(text)
+        at = found.start() if found else 0
+        raise InvalidArgument(
+            f"the text holds a lone surrogate (U+{ord(text[at]):04X}) at character {at}: "
+            "it is not Unicode text, and has no UTF-8 form to checksum",
+            reason="lone_surrogate",
+            at=at,
+        ) from None
+    return f"sha256:{hashlib.sha256(encoded).hexdigest()}"
 
 
 def check_text_size(text: str, what: str = "text") -> None:

@@ -8,7 +8,8 @@ worker makes progress — not even a ``/healthz`` or a quick 503 from the call
 cap. The ``node`` executor runs the same modules (the conformance suite proves
 identical results) in a separate process; the worker thread waits on a pipe
 with the GIL released, so the event loop keeps answering. It is also killed
-and restarted when a call exceeds its time limit, which dukpy cannot offer.
+and restarted when a call exceeds its time limit, which dukpy cannot offer here
+(it can be interrupted only on the main thread; tool calls run on worker threads).
 
 So the HTTP server picks like every entry point of the product
 (:func:`werkbaum_core.engine.choose_executor`): ``--engine``, ``WERKBAUM_ENGINE``,
@@ -21,7 +22,8 @@ either choice across processes; the server is stateless, so that is safe.
 from __future__ import annotations
 
 DUKPY_WARNING = (
-    "engine dukpy holds the GIL during each JS call, so a long analysis stalls this "
-    "worker's other requests; install werkbaum-mcp[v8] or node (preferred when present) "
-    "or run --workers N"
+    "engine dukpy holds the GIL during each JS call and, on this server's worker "
+    "threads, has no time limit: a long analysis stalls this worker's other requests "
+    "until it ends; install werkbaum-mcp[v8] or node (preferred when present) or run "
+    "--workers N"
 )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from werkbaum_core import checksum
+from werkbaum_core import InvalidArgument, checksum
+from werkbaum_core.stores.memory import MemoryStore
 
 VECTORS = [
     ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
@@ -25,3 +26,20 @@ VECTORS = [
 @pytest.mark.parametrize(("text", "digest"), VECTORS)
 def test_documents_api_vectors(text: str, digest: str) -> None:
     assert checksum(text) == f"sha256:{digest}"
+
+
+@pytest.mark.parametrize("text", ["- [ ] A\ud800 #a (M)\n", "\udfff", "a\r\n\ud83d"])
+def test_a_lone_surrogate_is_an_invalid_argument_naming_it(text: str) -> None:
+    # No UTF-8 form, so no checksum the documents API defines (§4.1): a typed error.
+    at = next(i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF)
+    with pytest.raises(InvalidArgument) as info:
+        checksum(text)
+    assert info.value.code == "invalid_argument"
+    assert info.value.details == {"reason": "lone_surrogate", "at": at}
+    assert f"lone surrogate (U+{ord(text[at]):04X}) at character {at}" in info.value.message
+
+
+def test_a_memory_store_read_of_such_a_text_is_the_same_typed_error() -> None:
+    store = MemoryStore({"plan": "- [ ] A\ud800\n"})
+    with pytest.raises(InvalidArgument, match="lone surrogate"):
+        store.read("plan")

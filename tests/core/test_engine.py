@@ -22,6 +22,7 @@ from werkbaum_core import (
 from werkbaum_core.engine import ENTRIES
 from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, Program, bundled_dir
 from werkbaum_core.engine.node_executor import NodeExecutor, node_binary
+from werkbaum_core.engine.protocol import Limits
 from werkbaum_core.engine.v8_executor import V8Executor
 from werkbaum_core.errors import EngineTimeout
 
@@ -106,7 +107,7 @@ def _spinner(tmp_path: Path) -> Program:
 
 @needs_node
 def test_node_executor_kills_a_call_that_exceeds_its_time_limit(tmp_path: Path) -> None:
-    executor = NodeExecutor(_spinner(tmp_path), timeout=1.0)
+    executor = NodeExecutor(_spinner(tmp_path), limits=Limits(call=1.0))
     try:
         with pytest.raises(EngineTimeout, match="no answer within 1 s"):
             executor.call_text("spin", {})
@@ -117,7 +118,7 @@ def test_node_executor_kills_a_call_that_exceeds_its_time_limit(tmp_path: Path) 
 
 
 def test_v8_executor_stops_a_call_that_exceeds_its_time_limit(tmp_path: Path) -> None:
-    executor = V8Executor(_spinner(tmp_path), timeout=1.0)
+    executor = V8Executor(_spinner(tmp_path), limits=Limits(call=1.0))
     try:
         started = time.monotonic()
         with pytest.raises(EngineTimeout, match="no answer within 1 s"):
@@ -131,7 +132,7 @@ def test_v8_executor_stops_a_call_that_exceeds_its_time_limit(tmp_path: Path) ->
 
 def test_v8_executor_releases_the_gil_during_a_call(tmp_path: Path) -> None:
     # A call the isolate spends 1 s in; another Python thread keeps ticking meanwhile.
-    executor = V8Executor(_spinner(tmp_path), timeout=1.0)
+    executor = V8Executor(_spinner(tmp_path), limits=Limits(call=1.0))
     ticks = 0
     done = threading.Event()
 

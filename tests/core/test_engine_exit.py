@@ -227,3 +227,45 @@ def test_the_http_server_exits_promptly_with_v8(
     log = (tmp_path / "log").read_text(encoding="utf-8")
     assert "engine v8" in log, log
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("werkbaum-js-")] == []
+
+
+MIDCALL_PROGRAM = """\
+import sys, threading, time
+from pathlib import Path
+from werkbaum_core.engine import ENTRIES
+from werkbaum_core.engine.modules import ModuleSet, Program
+from werkbaum_core.engine.v8_executor import V8Executor
+
+slow = Path(sys.argv[1])
+executor = V8Executor(Program(ModuleSet(), (*ENTRIES, slow.name), (slow,)))
+
+def call():
+    try:
+        executor.call_text("spin", {})
+    except BaseException as exc:
+        print("thread:", type(exc).__name__, flush=True)
+
+threading.Thread(target=call, daemon=True).start()
+time.sleep(0.5)
+print("main done", flush=True)
+"""
+
+
+def test_a_program_ending_while_a_daemon_thread_is_in_a_v8_call_exits_promptly(
+    tmp_path: Path,
+) -> None:
+    # The call would run into its 30 s limit; the exit hook stops it instead of waiting.
+    slow = tmp_path / "slow.js"
+    slow.write_text("globalThis.werkbaum.spin = () => { for (;;) {} };\n", encoding="utf-8")
+    program = tmp_path / "midcall.py"
+    program.write_text(MIDCALL_PROGRAM, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, str(program), str(slow)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"main done\n"
+    ended = time.monotonic()
+    assert wait(process) == 0
+    assert time.monotonic() - ended < 10, "the exit waited for the call"

@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import REFERENCE_PLAN
 from werkbaum_core.engine.modules import ENTRIES, ModuleSet, Program
+from werkbaum_core.engine.protocol import Limits
 from werkbaum_core.engine.v8_executor import V8Executor
 from werkbaum_core.errors import EngineTimeout
 
@@ -33,6 +34,7 @@ SCRIPT = textwrap.dedent(
     import json, sys, threading
     from pathlib import Path
     from werkbaum_core.engine.modules import ENTRIES, ModuleSet, Program
+    from werkbaum_core.engine.protocol import Limits
     from werkbaum_core.engine.v8_executor import V8Executor
     from werkbaum_core.engine.v8_isolate import V8_FLAGS
     from werkbaum_core.errors import EngineError, EngineTimeout
@@ -46,7 +48,7 @@ SCRIPT = textwrap.dedent(
         encoding="utf-8",
     )
     program = Program(ModuleSet(), (*ENTRIES, extra.name), (extra,))
-    executor = V8Executor(program, timeout=2.0, heap_limit=128 * 1024**2)
+    executor = V8Executor(program, limits=Limits(call=2.0), heap_limit=128 * 1024**2)
     texts = [plan, "- [ ] A (S)\\n  - [x] B\\n"]
     expected = [json.loads(executor.call_text("analyze", {"text": t}))["tree"] for t in texts]
     counts = {"same": 0, "different": 0, "timeouts": 0, "oom": 0, "other": []}
@@ -116,7 +118,7 @@ def test_a_coroutine_may_call_the_engine_directly_and_the_time_limit_holds(
     program = Program(ModuleSet(), (*ENTRIES, spin.name), (spin,))
 
     async def inside_a_loop() -> tuple[str, float, str]:
-        executor = V8Executor(program, timeout=1.0)
+        executor = V8Executor(program, limits=Limits(call=1.0))
         try:
             first = json.loads(executor.call_text("analyze", {"text": "- A"}))["tree"][0]
             started = time.monotonic()

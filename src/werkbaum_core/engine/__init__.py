@@ -23,10 +23,17 @@ from typing import Any
 
 from werkbaum_core.convert import converter
 from werkbaum_core.engine.choice import AUTO, EXECUTORS, choose_executor, in_process_executor
-from werkbaum_core.engine.modules import ENTRIES, ModuleSet, Program, missing_exports
+from werkbaum_core.engine.modules import (
+    ENTRIES,
+    ModuleSet,
+    Program,
+    export_names,
+    missing_exports,
+)
 from werkbaum_core.engine.protocol import JSON, Executor
 from werkbaum_core.errors import (
     EngineError,
+    EngineTimeout,
     InvalidArgument,
     ModuleSetError,
     NotFound,
@@ -102,8 +109,9 @@ class Engine:
         """Start an executor of ``kind`` on the bundled modules or a checkout's.
 
         Without ``kind`` (and ``WERKBAUM_ENGINE``), a library call stays in the
-        process: ``v8`` when the v8 extra is installed, else ``dukpy``; ``auto``
-        may also pick ``node``. Raises :class:`ModuleSetError` naming every
+        process: ``v8`` when the v8 extra is installed, else ``dukpy``, whose calls
+        have a time limit only when made from the main thread; ``auto`` may also
+        pick ``node``. Raises :class:`ModuleSetError` naming every
         missing contract export. ``extra_entries`` are additional entry modules
         (tests use this for the conformance harness), loaded after the facade.
         """
@@ -119,10 +127,13 @@ class Engine:
         program = Program(modules, ENTRIES + tuple(p.name for p in extras), extras)
         try:
             executor = _start(kind, program)
-        except EngineError:
-            # A module without a named export makes the facade fail to link;
-            # the probe alone still loads and says which export is missing.
-            _raise_for_missing_exports(kind, modules)
+        except EngineError as exc:
+            # A module without a named export makes the facade fail to link (a
+            # SyntaxError on every executor); the probe alone still loads and says
+            # which export is missing. Any other failure (a time-out, memory) would
+            # only repeat in the probe, doubling the wait.
+            if "SyntaxError" in exc.message and not isinstance(exc, EngineTimeout):
+                _raise_for_missing_exports(kind, modules)
             raise
         _raise_for_missing_exports(kind, modules, executor)
         return cls(executor, modules)
@@ -282,7 +293,15 @@ class LazyEngine:
             self._ready.set()
 
     def get(self) -> Engine:
-        self.start()
+        """The engine, loaded now if nobody started it; on the main thread it loads
+        there, where the dukpy executor's time limit can stop a load that never ends."""
+        with self._lock:
+            here = not self._started and threading.current_thread() is threading.main_thread()
+            self._started = self._started or here
+        if here:
+            self._load()
+        else:
+            self.start()
         self._ready.wait()
         if self._error is not None:
             raise self._error
@@ -336,7 +355,11 @@ def _raise_for_missing_exports(
 ) -> None:
     probe = executor or _start(kind, Program(modules, ENTRIES[:1]))
     try:
-        missing = missing_exports(probe.exports())
+        missing = missing_exports(export_names(probe.exports()))
+    except ModuleSetError:
+        if executor is not None:
+            executor.close()
+        raise
     finally:
         if executor is None:
             probe.close()

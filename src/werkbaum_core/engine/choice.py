@@ -10,13 +10,16 @@ allows, in this order:
 2. ``node``, when it is on the PATH: V8 in a child process of its own; a
    call that exceeds its time limit is killed with the process.
 3. ``dukpy``: QuickJS, needs nothing installed; it holds the GIL during a
-   call and analyses plans up to a line limit (see ``dukpy_executor``).
+   call, analyses plans up to a line limit, and has a time limit only for
+   calls on the main thread, none for the servers' calls on worker threads
+   (see ``dukpy_executor``).
 
 ``v8`` is passed over for a checkout's module set that its linker cannot
 translate (:class:`~werkbaum_core.engine.linker.LinkRefused`): node and
 dukpy load ES modules natively. The Python API (``Engine.create()`` without a
 kind) picks the first in-process executor: ``v8`` when installed, else
-``dukpy`` — a library call should not start a subprocess unless asked.
+``dukpy`` — a library call should not start a subprocess unless asked; without
+the extra it then has dukpy's limits (no time limit off the main thread).
 """
 
 from __future__ import annotations

@@ -17,21 +17,32 @@ what exceeds it fails in ways that leave no usable message ("null",
   facade's cache of recent runs does not keep megabytes of trees alive.
 
 A fresh interpreter loads the modules again (~50 ms); a large call takes seconds.
+
+dukpy offers no time limit of its own: QuickJS asks only whether a Python signal
+is pending (``PyErr_CheckSignals``), and Python runs signal handlers on the main
+thread only. So a load or call made on the main thread (the command line, a
+script) gets the executor's time limit through a ``SIGALRM`` timer
+(:func:`_deadline`), unless the program uses that signal itself; one made on any
+other thread (the servers call the engine from worker threads) has none, and
+holds the GIL until it ends.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import signal
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import dukpy
 
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import JSON
-from werkbaum_core.errors import EngineError, TooLarge
+from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
+from werkbaum_core.errors import EngineError, EngineTimeout, TooLarge
 
 _SCRUB_ENV = "globalThis.process = { env: {} };"
 """dukpy exposes ``os.environ`` as ``process.env``; tokens must never reach JS."""
@@ -49,11 +60,18 @@ LARGE_TEXT = 250_000
 """Characters from which an interpreter is discarded after the call."""
 
 
+_SETS = {"exports.js": "werkbaumExports", "facade.js": "werkbaum", "transport.js": "werkbaumToJSON"}
+"""The global each entry defines: one still undefined after its module ran means the
+module did not finish evaluating (top-level await, which ``run`` does not wait for)."""
+
+
 class DukpyExecutor:
     name = "dukpy"
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, *, limits: Limits = LIMITS) -> None:
         self._program = program
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._lock = threading.Lock()
         self._calls = 0
         self._js: dukpy.JSInterpreter | None = self._start()
@@ -64,11 +82,29 @@ class DukpyExecutor:
         with self._program.materialized() as directory:
             for entry in self._program.entries:
                 try:
-                    js.run(str(directory / entry))
+                    with _deadline(self._start_timeout):
+                        js.run(str(directory / entry))
+                except _Expired:
+                    raise EngineTimeout(
+                        f"loading {entry} failed: no answer within {self._start_timeout:g} s, "
+                        "the dukpy executor's limit for loading the modules"
+                    ) from None
                 except dukpy.JSRuntimeError as exc:
                     # Paths in QuickJS's words point into the temporary copy: say ./NAME.
-                    message = _located(exc).replace(f"{directory}/", "./")
+                    first = _first_line(exc)
+                    message = (
+                        _runtime_failure(first)
+                        if _out_of_memory(first)
+                        else _located(exc).replace(f"{directory}/", "./")
+                    )
                     raise EngineError(f"loading {entry} failed: {message}") from exc
+                defined = _SETS.get(entry)
+                if defined and js.evaljs(f"typeof globalThis.{defined}") == "undefined":
+                    raise EngineError(
+                        f"loading {entry} failed: it did not finish evaluating; a module "
+                        "that awaits at top level? The dukpy executor cannot wait for one "
+                        "(--engine node can)"
+                    )
         self._calls = 0
         return js
 
@@ -98,8 +134,14 @@ class DukpyExecutor:
                 used = self._calls > 0
                 self._calls += 1
                 try:
-                    raw: Any = js.evaljs(code, entry=entry, payload=encoded)
+                    with _deadline(self._timeout):
+                        raw: Any = js.evaljs(code, entry=entry, payload=encoded)
                     break
+                except _Expired:
+                    self._js = None  # stopped midway: its state is not to be trusted
+                    raise EngineTimeout(
+                        f"dukpy executor gave no answer within {self._timeout:g} s", entry=entry
+                    ) from None
                 except dukpy.JSRuntimeError as exc:
                     message = _first_line(exc)
                     if message.startswith("Error: "):  # thrown by module code: a normal answer
@@ -142,8 +184,51 @@ def _texts(payload: JSON) -> Iterator[str]:
             yield from (item for item in inner if isinstance(item, str))
 
 
+class _Expired(Exception):
+    """Raised by the ``SIGALRM`` handler of :func:`_deadline` inside a JS evaluation."""
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """A ``SIGALRM`` timer whose handler raises :class:`_Expired`, while the block runs.
+
+    Only on the main thread (where Python runs signal handlers, and QuickJS asks for
+    them), and only while the program has no handler or timer of its own for SIGALRM.
+    The handler raises only while armed: a signal that arrives as the block ends
+    cannot escape the clean-up, which restores the program's handler in any case.
+    """
+    usable = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+    if not usable:
+        yield
+        return
+    armed = [True]
+
+    def expire(_signum: int, _frame: FrameType | None) -> None:
+        if armed[0]:
+            raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        try:
+            armed[0] = False
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def _out_of_memory(message: str) -> bool:
+    return message in ("null", "[uninitialized]", "") or "out of memory" in message
+
+
 def _runtime_failure(message: str) -> str:
-    if message in ("null", "[uninitialized]", "") or "out of memory" in message:
+    if _out_of_memory(message):
         return (
             f"the dukpy executor ran out of memory ({message or 'no message'}); the v8 "
             "executor (werkbaum-mcp[v8]) and the node executor have far larger heaps"

@@ -162,11 +162,16 @@ class _Module:
     """Local bindings declared with let or var."""
     edits: list[tuple[int, int, bytes]] = attrs.Factory(list)
 
-    def refuse(self, node: Node, what: str) -> LinkRefused:
+    def refuse(
+        self,
+        node: Node,
+        what: str,
+        advice: str = "the v8 executor's linker does not translate this; "
+        "choose --engine node or dukpy",
+    ) -> LinkRefused:
         line, column = node.start_point
         return LinkRefused(
-            f"{self.name}:{line + 1}:{column + 1}: {what} — the v8 executor's linker does not "
-            "translate this; choose --engine node or dukpy",
+            f"{self.name}:{line + 1}:{column + 1}: {what} — {advice}",
             module=self.name,
             line=line + 1,
         )
@@ -305,7 +310,14 @@ def _parse(name: str, source: bytes) -> _Module:
     module = _Module(name, source)
     root = tree.root_node
     if root.has_error:
-        raise module.refuse(_first_error(root), "syntax the parser does not understand")
+        # Most often a plain syntax error, which node and dukpy reject too; the
+        # grammar may also lag behind a new construct: say both, advise neither.
+        raise module.refuse(
+            _first_error(root),
+            "a syntax error, or syntax newer than the v8 executor's JavaScript grammar",
+            "--engine node or dukpy loads the module set in the second case, and names "
+            "the error in the first",
+        )
     _refuse_unsupported(module, query, root)
     for node in root.named_children:
         if node.type in ("lexical_declaration", "variable_declaration"):

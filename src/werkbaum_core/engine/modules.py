@@ -1,8 +1,12 @@
 """Module sets: which notation modules an executor loads, and from where.
 
 A Werkbaum checkout's ``frontend/src`` replaces the bundled modules one by
-one (spec §2.1, drop-in rule): every module the checkout has wins, every one it
-lacks comes from the package. The executors that load ES modules natively (node,
+one (spec §2.1, drop-in rule): every contract module (:data:`REPLACEABLE`) the
+checkout has wins, every one it lacks comes from the package. The facade, the
+executor hosts and their helpers (``facade.js``, ``transport.js``, ``columns.js``
+…) always come from the package, whatever files the checkout holds; a checkout
+file the package has no module of that name for is used as it is (only the
+checkout's own modules can import it). The executors that load ES modules natively (node,
 dukpy) get both copied into one private directory, so that the modules' relative
 imports (``./parser.js``) resolve to the chosen files; the directory lives only
 while the modules load, and is removed even when the process is told to stop
@@ -12,6 +16,7 @@ files without copying them (:meth:`Program.locate`).
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import threading
@@ -96,13 +101,20 @@ class ModuleSet:
         return result
 
     def locate(self, name: str) -> Path | None:
-        """The file the module set uses for module ``name``: the checkout's, else ours."""
-        if self.frontend is not None:
+        """The file the module set uses for module ``name``: the checkout's for a
+        replaceable one (or one the package lacks), else ours."""
+        bundled = bundled_dir() / name
+        if self.frontend is not None and from_checkout(name):
             own = self.frontend / name
             if own.suffix in (".js", ".mjs") and own.is_file():
                 return own
-        bundled = bundled_dir() / name
         return bundled if bundled.is_file() else None
+
+
+def from_checkout(name: str) -> bool:
+    """Whether a checkout's module ``name`` may be loaded: a contract module, or a
+    module the package does not have (never one of the facade's or the hosts')."""
+    return name in REPLACEABLE or not (bundled_dir() / name).is_file()
 
 
 @attrs.frozen
@@ -133,7 +145,11 @@ class Program:
             frontend = self.modules.frontend
             if frontend is not None:
                 for item in frontend.iterdir():
-                    if item.is_file() and item.suffix in (".js", ".mjs"):
+                    if (
+                        item.suffix in (".js", ".mjs")
+                        and from_checkout(item.name)
+                        and item.is_file()
+                    ):
                         shutil.copy2(item, target / item.name)
             for extra in self.extras:
                 shutil.copy2(extra, target / extra.name)
@@ -169,6 +185,25 @@ def remove_loading_directories() -> None:
             shutil.rmtree(target, ignore_errors=True)
     finally:
         _loading_lock.release()
+
+
+def export_names(found: object) -> dict[str, list[str]]:
+    """The export probe's answer, checked: module name → its export names.
+
+    A module set can break the probe's answer (``Object.prototype.toJSON`` set at
+    load turns every object into what it returns); it then breaks every answer.
+    """
+    if isinstance(found, dict) and all(
+        isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for names in found.values()
+    ):
+        return found
+    shown = json.dumps(found)
+    shown = shown if len(shown) <= 80 else shown[:80] + "…"
+    raise ModuleSetError(
+        f"the module set's export probe answered {shown}, not its export names: does a "
+        "module change Object.prototype or JSON while it loads?"
+    )
 
 
 def missing_exports(found: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:

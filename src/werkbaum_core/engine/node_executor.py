@@ -8,18 +8,20 @@ exceeds its time limit, so one pathological call cannot wedge the server.
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 from pathlib import Path
 from typing import IO, Any
 
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 HOST = Path(__file__).with_name("node_host.mjs")
@@ -30,36 +32,60 @@ def node_binary() -> str | None:
     return shutil.which(os.environ.get("WERKBAUM_NODE", "node"))
 
 
+QUOTED = 200
+"""Characters of a reply that breaks the protocol quoted in the error."""
+
+
 class _Process:
-    """One running host: a reader thread turns stdout lines into a queue."""
+    """One running host: a reader thread turns answer lines into a queue.
+
+    The answers come on a pipe of their own (its number is the host's first argument),
+    not on stdout: module code writes there (``console.log``), and what it writes,
+    like stderr, is only kept for error messages.
+
+    The child leads a process group of its own, so that a ``WERKBAUM_NODE`` wrapper
+    script and whatever it started go with it when it is killed.
+    """
 
     def __init__(self, binary: str, directory: Path, entries: tuple[str, ...]) -> None:
         # A minimal environment: the plan modules must not see the server's secrets.
         env = {"PATH": os.environ.get("PATH", "")}
-        self.popen = subprocess.Popen(
-            [binary, str(HOST), str(directory), *entries],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-        )
+        answers, child_end = os.pipe()
+        try:
+            self.popen = subprocess.Popen(
+                [binary, str(HOST), str(child_end), str(directory), *entries],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                bufsize=1,
+                pass_fds=(child_end,),
+                process_group=0,
+            )
+        except OSError as exc:
+            os.close(answers)
+            raise EngineError(f"the node executor could not start {binary}: {exc}") from exc
+        finally:
+            os.close(child_end)
         self.lines: queue.Queue[str | None] = queue.Queue()
-        self.stderr: collections.deque[str] = collections.deque(maxlen=50)
-        assert self.popen.stdout is not None and self.popen.stderr is not None
-        threading.Thread(target=self._pump, args=(self.popen.stdout,), daemon=True).start()
-        threading.Thread(target=self._drain, args=(self.popen.stderr,), daemon=True).start()
+        self.output: collections.deque[str] = collections.deque(maxlen=50)
+        assert self.popen.stdout is not None
+        reader = open(answers, encoding="utf-8", errors="replace")  # noqa: SIM115 (the pump closes it)
+        threading.Thread(target=self._pump, args=(reader,), daemon=True).start()
+        threading.Thread(target=self._drain, args=(self.popen.stdout,), daemon=True).start()
 
     def _pump(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.lines.put(line)
+        with stream:
+            for line in stream:
+                self.lines.put(line)
         self.lines.put(None)
 
     def _drain(self, stream: IO[str]) -> None:
         for line in stream:
-            self.stderr.append(line.rstrip())
+            self.output.append(line.rstrip()[:QUOTED])
 
     def next_line(self, timeout: float) -> str:
         try:
@@ -68,26 +94,30 @@ class _Process:
             raise EngineTimeout(f"node executor gave no answer within {timeout:g} s") from None
         if line is None:
             self.popen.wait()
-            detail = " | ".join(list(self.stderr)[-5:])
+            detail = " | ".join(list(self.output)[-5:])
             raise EngineError(f"node executor exited ({self.popen.returncode}): {detail}")
         return line.rstrip("\n")
 
     def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
+        """Kill the child and its process group, and reap it. Only while the child is
+        not reaped: until then its pid, the group's id, cannot name another group."""
+        if self.popen.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
 
 
 class NodeExecutor:
     name = "node"
 
-    def __init__(self, program: Program, *, timeout: float = CALL_TIMEOUT) -> None:
+    def __init__(self, program: Program, *, limits: Limits = LIMITS) -> None:
         binary = node_binary()
         if binary is None:
             raise EngineError("the node executor needs `node` on the PATH")
         self._binary = binary
         self._program = program
-        self._timeout = timeout
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._exports: dict[str, list[str]] = {}
@@ -102,13 +132,15 @@ class NodeExecutor:
         with self._program.materialized() as directory:
             process = _Process(self._binary, directory, self._program.entries)
             try:
-                ready = json.loads(process.next_line(START_TIMEOUT))
-            except EngineError:
+                ready = _start_answer(process.next_line(self._start_timeout))
+            except BaseException as exc:  # no child outlives a failed start
                 process.kill()
+                if isinstance(exc, EngineTimeout):
+                    raise EngineTimeout(
+                        f"loading the modules failed: no answer within "
+                        f"{self._start_timeout:g} s, the node executor's limit for loading them"
+                    ) from None
                 raise
-        if "error" in ready:  # the host's own words for a module that failed to load
-            process.kill()
-            raise EngineError(str(ready["error"]))
         self._exports = ready.get("exports", {})
         self._process = process
         return process
@@ -126,30 +158,71 @@ class NodeExecutor:
                 process.popen.stdin.write(line + "\n")
                 process.popen.stdin.flush()
                 reply = process.next_line(self._timeout)
-            except (EngineError, OSError) as exc:
-                # Kill on timeout or death; the next call starts a fresh process.
-                process.kill()
-                self._process = None
-                if isinstance(exc, EngineError):
-                    raise
-                raise EngineError(f"node executor pipe failed: {exc}") from exc
-        # The host writes a success as '{"id":<n>,"result":<json>}' (see node_host.mjs):
-        # slicing the result out spares parsing and re-serialising it here.
-        prefix = f'{{"id":{request_id},"result":'
-        if reply.startswith(prefix) and reply.endswith("}"):
-            return reply[len(prefix) : -1]
-        message: dict[str, Any] = json.loads(reply)
-        if message.get("id") != request_id:
-            raise EngineError("node executor answered out of order")
-        raise EngineError(str(message.get("error", "malformed reply")), entry=entry)
+                # The host writes a success as '{"id":<n>,"result":<json>}' (see
+                # node_host.mjs): slicing the result out spares parsing it here.
+                prefix = f'{{"id":{request_id},"result":'
+                if reply.startswith(prefix) and reply.endswith("}"):
+                    return reply[len(prefix) : -1]
+                message = _error_answer(reply, request_id)
+            except BaseException as exc:
+                # A timeout, a dead child, a broken pipe or a reply that is not the
+                # host's: kill the child; the next call starts a fresh one.
+                self._discard(process)
+                if isinstance(exc, OSError):
+                    raise EngineError(f"node executor pipe failed: {exc}") from exc
+                raise
+        raise EngineError(message, entry=entry)
+
+    def _discard(self, process: _Process) -> None:
+        process.kill()
+        self._process = None
 
     def close(self) -> None:
         with self._lock:
-            if self._process is not None:
-                if self._process.popen.stdin is not None:
-                    self._process.popen.stdin.close()
-                try:
-                    self._process.popen.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    self._process.kill()
-                self._process = None
+            process, self._process = self._process, None
+            if process is None:
+                return
+            with contextlib.suppress(OSError):
+                if process.popen.stdin is not None:
+                    process.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.popen.wait(timeout=2)
+            process.kill()
+
+
+def _start_answer(line: str) -> dict[str, Any]:
+    """The host's first line, ``{"ready": true, "exports": {…}}``; anything else fails."""
+    answer = _parsed(line)
+    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
+        raise EngineError(answer["error"])  # the host's own words for a failed load
+    if not isinstance(answer, dict) or answer.get("ready") is not True:
+        raise EngineError(f"node executor did not start: {_broken(line)}")
+    return answer
+
+
+def _error_answer(reply: str, request_id: int) -> str:
+    """The message of a JS error answer to ``request_id``; any other reply fails."""
+    answer = _parsed(reply)
+    if (
+        isinstance(answer, dict)
+        and answer.get("id") == request_id
+        and isinstance(answer.get("error"), str)
+    ):
+        message: str = answer["error"]
+        return message
+    raise EngineError(f"node executor broke its protocol: {_broken(reply)}")
+
+
+def _parsed(line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _broken(line: str) -> str:
+    quoted = line if len(line) <= QUOTED else line[:QUOTED] + "…"
+    return (
+        f"its answer {json.dumps(quoted)} is not the host's (a module that changes JSON "
+        "or Object.prototype, or WERKBAUM_NODE naming something other than node?)"
+    )

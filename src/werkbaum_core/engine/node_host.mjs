@@ -4,10 +4,24 @@
 // An exception becomes {"id": n, "error": "<message>"}; the process keeps running.
 // A module that fails to load is reported as {"error": "loading <entry> failed: ..."}
 // (node's own message, and the module's line where node names it), then the host exits.
+//
+// Answers go to the file descriptor named by the first argument, a pipe of their own: stdout is where module code
+// writes (console.log, process.stdout.write), and the executor treats it like stderr.
+// They are written synchronously, so an answer is whole before the next request is
+// read and before a failed load exits.
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { writeSync } from 'node:fs';
 
-const [directory, ...entries] = process.argv.slice(2);
+const [answersFd, directory, ...entries] = process.argv.slice(2);
+const ANSWERS = Number(answersFd);
+
+function send(line) {
+  const bytes = Buffer.from(line + '\n', 'utf8');
+  for (let done = 0; done < bytes.length; ) {
+    done += writeSync(ANSWERS, bytes, done, bytes.length - done);
+  }
+}
 
 function describe(err) {
   return String(err && err.message !== undefined ? err.name + ': ' + err.message : err);
@@ -23,11 +37,11 @@ for (const entry of entries) {
   try {
     await import(pathToFileURL(join(directory, entry)).href);
   } catch (err) {
-    process.stdout.write(JSON.stringify({ error: `loading ${entry} failed: ${located(err)}` }) + '\n');
+    send(JSON.stringify({ error: `loading ${entry} failed: ${located(err)}` }));
     process.exit(1);
   }
 }
-process.stdout.write(JSON.stringify({ ready: true, exports: globalThis.werkbaumExports || {} }) + '\n');
+send(JSON.stringify({ ready: true, exports: globalThis.werkbaumExports || {} }));
 
 // Lines are cut out of the input chunks directly: node's readline runs a
 // line-break regex over every chunk (0.2 ms per 67 KB request in a profile of
@@ -45,7 +59,7 @@ function answer(line) {
   } catch (err) {
     reply = JSON.stringify({ id, error: describe(err) });
   }
-  process.stdout.write(reply + '\n');
+  send(reply);
 }
 
 process.stdin.setEncoding('utf8');

@@ -4,13 +4,28 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import attrs
+
 JSON = Any
 """A JSON value as the ``json`` module produces it."""
 
 CALL_TIMEOUT = 30.0
-"""Seconds one call may run on an executor that can stop it (node, v8)."""
+"""Seconds one call may run on an executor that can stop it (node, v8; dukpy only
+on the main thread)."""
 START_TIMEOUT = 30.0
-"""Seconds an executor may take to load the modules."""
+"""Seconds an executor may take to load the modules (dukpy: on the main thread only)."""
+
+
+@attrs.frozen
+class Limits:
+    """The time limits an executor keeps (tests shorten them)."""
+
+    call: float = CALL_TIMEOUT
+    start: float = START_TIMEOUT
+
+
+LIMITS = Limits()
+"""The limits every executor keeps unless told otherwise."""
 
 
 class Executor(Protocol):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
-from werkbaum_core.engine.protocol import CALL_TIMEOUT, JSON, START_TIMEOUT
+from werkbaum_core.engine.protocol import JSON, LIMITS, START_TIMEOUT, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
 
 if TYPE_CHECKING:
@@ -79,10 +79,14 @@ round trip into the isolate, cheaper than JSON-encoding a large text into code."
 _open: weakref.WeakSet[V8Executor] = weakref.WeakSet()
 
 
+EXIT_WAIT = 2.0
+"""Seconds the interpreter's exit waits for an interrupted call to let go of its context."""
+
+
 @atexit.register
 def _close_all() -> None:
     for executor in list(_open):
-        executor.close()
+        executor.close_at_exit()
 
 
 def available() -> bool:
@@ -99,7 +103,7 @@ class V8Executor:
         self,
         program: Program,
         *,
-        timeout: float = CALL_TIMEOUT,
+        limits: Limits = LIMITS,
         heap_limit: int = HEAP_LIMIT,
     ) -> None:
         if not available():
@@ -114,7 +118,8 @@ class V8Executor:
         except BaseException:
             starting.result().close()
             raise
-        self._timeout = timeout
+        self._timeout = limits.call
+        self._start_timeout = limits.start
         self._heap_limit = heap_limit
         self._lock = threading.Lock()
         self._isolate: Isolate | None = None
@@ -127,28 +132,41 @@ class V8Executor:
         from py_mini_racer import JSParseException
 
         isolate = isolate or _ContextStart().result()
+        loading = self._linked.entries[0]  # what an error names, as loaders do
         try:
             v8_limit = int(isolate.racer.heap_stats()["heap_size_limit"])
             self._heap_limit = min(self._heap_limit, v8_limit * 3 // 4)
             isolate.racer.set_hard_memory_limit(self._heap_limit)
             isolate.racer.set_soft_memory_limit(self._heap_limit // 2)
-            isolate.eval(_HOST, START_TIMEOUT)
+            isolate.eval(_HOST, self._start_timeout)
             for script in self._linked.scripts:
+                loading = script.entry
                 source = f"{script.source}\n//# sourceURL={script.name}\n"
                 try:
-                    isolate.eval(source, START_TIMEOUT)
+                    isolate.eval(source, self._start_timeout)
                 except JSParseException as exc:  # what V8 rejects and the linker's parser took
                     message = _parse_error(exc, script)
                     raise EngineError(f"loading {script.entry} failed: {message}") from exc
             for entry in self._linked.entries:
-                failure = isolate.eval(f"__wbLoad({json.dumps(entry)})", START_TIMEOUT)
+                loading = entry
+                failure = isolate.eval(f"__wbLoad({json.dumps(entry)})", self._start_timeout)
                 if failure:
                     raise EngineError(f"loading {entry} failed: {str(failure)[1:]}")
             self._entries = {}
         except BaseException as exc:
+            oom = _out_of_memory(isolate, exc)
             isolate.close()
             if isinstance(exc, EngineError):
                 raise
+            if isinstance(exc, TimeoutError):
+                raise EngineTimeout(
+                    f"loading {loading} failed: no answer within {self._start_timeout:g} s, the "
+                    "v8 executor's limit for loading the modules"
+                ) from None
+            if oom:
+                raise EngineError(
+                    f"loading {loading} failed: {self._oom_text('loading the modules')}"
+                ) from None
             raise EngineError(
                 f"the v8 executor could not load the modules: {_first_line(exc)}"
             ) from exc
@@ -180,8 +198,6 @@ class V8Executor:
         return self._call(entry, None, payload)
 
     def _call(self, entry: str, text: str | None, options: JSON) -> str:
-        from py_mini_racer import JSOOMException
-
         args = (text, json.dumps(options)) if options else (text,)
         with self._lock:
             isolate = self._context()
@@ -195,17 +211,10 @@ class V8Executor:
                     f"v8 executor gave no answer within {self._timeout:g} s", entry=entry
                 ) from None
             except Exception as exc:  # the isolate stopped the call: start afresh
-                # A heap overflow inside a function call surfaces as a bare "null".
-                oom = isinstance(exc, JSOOMException) or (
-                    isolate.racer.was_hard_memory_limit_reached()
-                )
+                oom = _out_of_memory(isolate, exc)
                 self._discard()
                 if oom:
-                    raise EngineError(
-                        f"out of memory: the call needed more than the v8 executor's heap "
-                        f"limit of {self._heap_limit // 1024**2:,} MiB",
-                        entry=entry,
-                    ) from None
+                    raise EngineError(self._oom_text(), entry=entry) from None
                 raise EngineError(f"v8 executor failed: {_first_line(exc)}", entry=entry) from exc
             except BaseException:  # interrupted (KeyboardInterrupt) mid-call: no half state
                 self._discard()
@@ -215,6 +224,12 @@ class V8Executor:
         if answer.startswith(_FAILED):
             raise EngineError(answer[1:], entry=entry)
         return answer
+
+    def _oom_text(self, what: str = "the call") -> str:
+        return (
+            f"out of memory: {what} needed more than the v8 executor's heap "
+            f"limit of {self._heap_limit // 1024**2:,} MiB"
+        )
 
     def _entry(self, isolate: Isolate, entry: str) -> PythonJSConvertedTypes:
         function = self._entries.get(entry)
@@ -233,6 +248,21 @@ class V8Executor:
         with self._lock:
             self._discard()
             _open.discard(self)
+
+    def close_at_exit(self) -> None:
+        """Close, stopping a call in flight first: a daemon thread's call must not
+        hold the interpreter's exit for its whole time limit."""
+        if not self._lock.acquire(blocking=False):
+            isolate = self._isolate
+            if isolate is not None:
+                isolate.interrupt()
+            if not self._lock.acquire(timeout=EXIT_WAIT):
+                return  # the call did not let go: leave its context to the process's end
+        try:
+            self._discard()
+            _open.discard(self)
+        finally:
+            self._lock.release()
 
 
 class _ContextStart:
@@ -261,6 +291,19 @@ class _ContextStart:
         if self._failed:
             raise EngineError(f"the v8 executor could not start: {_first_line(self._failed[0])}")
         return self._made[0]
+
+
+def _out_of_memory(isolate: Isolate, exc: BaseException) -> bool:
+    """Whether the isolate stopped for its heap limit (inside a function call a heap
+    overflow surfaces as a bare "null")."""
+    from py_mini_racer import JSOOMException
+
+    if isinstance(exc, JSOOMException):
+        return True
+    try:
+        return bool(isolate.racer.was_hard_memory_limit_reached())
+    except Exception:
+        return False
 
 
 def _parse_error(exc: BaseException, script: Script) -> str:

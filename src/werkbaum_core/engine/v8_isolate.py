@@ -46,6 +46,7 @@ class Isolate:
         from py_mini_racer import init_mini_racer, mini_racer
 
         init_mini_racer(flags=V8_FLAGS, ignore_duplicate_init=True)
+        self._task: asyncio.Task[object] | None = None
         self._loop = asyncio.new_event_loop()
         self._maker = mini_racer(self._loop)
 
@@ -63,8 +64,23 @@ class Isolate:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self._loop.run_until_complete(job())
-        return _on_a_thread(lambda: self._loop.run_until_complete(job()))
+            return self._loop.run_until_complete(self._tracked(job))
+        return _on_a_thread(lambda: self._loop.run_until_complete(self._tracked(job)))
+
+    async def _tracked(self, job: Callable[[], Awaitable[T]]) -> T:
+        self._task = asyncio.current_task()
+        try:
+            return await job()
+        finally:
+            self._task = None
+
+    def interrupt(self) -> None:
+        """Cancel the evaluation in flight, if any, from any thread: V8 stops it, and
+        its caller gets ``CancelledError``."""
+        task = self._task
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self._loop.call_soon_threadsafe(task.cancel)
 
     def eval(self, code: str, timeout: float) -> PythonJSConvertedTypes:
         """Evaluate a script; ``TimeoutError`` after ``timeout`` seconds (V8 stops it)."""
