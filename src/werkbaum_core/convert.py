@@ -9,6 +9,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from werkbaum_core.model import (
+    Analysis,
     AssigneeLoads,
     Cut,
     Hidden,
@@ -20,6 +21,7 @@ from werkbaum_core.model import (
     Stations,
     Summary,
     Warning,
+    WarningsCut,
 )
 
 _WARNING_CORE = ("type", "line", "text", "structural")
@@ -84,7 +86,7 @@ def make_converter() -> cattrs.Converter:
             make_dict_unstructure_fn(lean, converter, _cattrs_omit_if_default=True, **renames),
         )
     # Parts are generated after the types they contain: cattrs binds nested hooks then.
-    for cls in (AssigneeLoads, Overload, Stations, Matches, Cut, Hidden):
+    for cls in (AssigneeLoads, Overload, Stations, Matches, Cut, Hidden, WarningsCut):
         renames = _renames(cls)
         converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
         converter.register_unstructure_hook(
@@ -98,6 +100,14 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(Path, make_dict_structure_fn(Path, converter, **path_fields))
     converter.register_unstructure_hook(
         Path, make_dict_unstructure_fn(Path, converter, **path_fields)
+    )
+    # The analysis under the facade's part names (``warningsCut``), after its parts.
+    parts = _renames(Analysis)
+    converter.register_structure_hook(
+        Analysis, make_dict_structure_fn(Analysis, converter, **parts)
+    )
+    converter.register_unstructure_hook(
+        Analysis, make_dict_unstructure_fn(Analysis, converter, **parts)
     )
     return converter
 

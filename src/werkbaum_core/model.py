@@ -145,6 +145,15 @@ class Cut:
 
 
 @attrs.frozen
+class WarningsCut:
+    """More warnings than an answer lists (only pathological texts have them): the first
+    ``listed`` of ``total`` are in ``warnings``."""
+
+    listed: int
+    total: int
+
+
+@attrs.frozen
 class Hidden:
     """What ``hide_done`` left out: done, in-production or discarded subtrees."""
 
@@ -203,6 +212,7 @@ class Analysis:
     matches: Matches | None = None
     cut: Cut | None = None
     hidden: Hidden | None = None
+    warnings_cut: WarningsCut | None = None
 
     def nodes(self) -> list[Node]:
         """Every node of the tree in document order."""

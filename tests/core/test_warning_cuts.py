@@ -12,6 +12,8 @@ import pytest
 from tests.conftest import REFERENCE_PLAN
 from tests.core.one_store import OneStore
 from werkbaum_core import Blocked, Engine, TooLarge, checksum
+from werkbaum_core.convert import converter
+from werkbaum_core.model import WarningsCut
 from werkbaum_core.rules import schemas
 from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
 from werkbaum_core.rules.pipeline import WriteRequest, write
@@ -49,6 +51,16 @@ def test_inspect_lists_the_first_warnings_and_counts_the_rest(engine: Engine) ->
     assert [w["line"] for w in got["warnings"]] == list(range(4, 4 + MAX_WARNINGS))
     assert {w["type"] for w in got["warnings"]} == {"descStray"}
     assert len(answer) < 300 * MAX_WARNINGS  # was ~250 characters per stray line
+
+
+def test_the_typed_analysis_says_where_it_cut(engine: Engine) -> None:
+    """``Engine.analyze`` (and so ``werkbaum inspect --json``) keeps the count: a cut list
+    must not read as the whole one."""
+    analysis = engine.analyze(strays(MANY), include=["warnings"])
+    assert analysis.warnings is not None and len(analysis.warnings) == MAX_WARNINGS
+    assert analysis.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY)
+    assert converter.unstructure(analysis)["warningsCut"] == {"listed": MAX_WARNINGS, "total": MANY}
+    assert engine.analyze(PLAN).warnings_cut is None
 
 
 def test_a_list_within_the_bound_is_whole_and_says_nothing(engine: Engine) -> None:

@@ -49,6 +49,7 @@ from werkbaum_core.model import (
     Stations,
     View,
     Warning,
+    WarningsCut,
 )
 from werkbaum_core.model import Path as PlanPath
 from werkbaum_core.text import check_text_size
@@ -237,9 +238,9 @@ class Engine:
         """The analysis as typed objects: tree, warnings, cheapest path, stations, matches."""
         raw = self.analyze_json(text, id=id, include=include, view=view)
         parts: dict[str, Any] = {}
-        for key, kind in _PARTS.items():
+        for key, (field, kind) in _PARTS.items():
             if key in raw:
-                parts[key] = converter.structure(raw[key], kind)
+                parts[field] = converter.structure(raw[key], kind)
         return Analysis(**parts)
 
     def transform(self, module: str, fn: str, *args: JSON) -> JSON:
@@ -338,16 +339,17 @@ class LazyEngine:
             self._engine.close()
 
 
-_PARTS: dict[str, Any] = {
-    "tree": tuple[Node, ...],
-    "warnings": tuple[Warning, ...],
-    "path": PlanPath,
-    "stations": Stations,
-    "matches": Matches,
-    "cut": Cut,
-    "hidden": Hidden,
+_PARTS: dict[str, tuple[str, Any]] = {
+    "tree": ("tree", tuple[Node, ...]),
+    "warnings": ("warnings", tuple[Warning, ...]),
+    "warningsCut": ("warnings_cut", WarningsCut),
+    "path": ("path", PlanPath),
+    "stations": ("stations", Stations),
+    "matches": ("matches", Matches),
+    "cut": ("cut", Cut),
+    "hidden": ("hidden", Hidden),
 }
-"""The parts of an analysis answer and their typed form (the JSON key is the field name)."""
+"""The parts of an analysis answer: JSON key -> the :class:`Analysis` field and its type."""
 
 
 def _raise_for_missing_exports(
