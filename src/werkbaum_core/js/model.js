@@ -422,13 +422,14 @@ function prepareSearch(ix, groups, collapse) {
   // Closures, numbered c = groupStart[g] + j for member j of group g.
   const groupStart = new Int32Array(G + 1);
   const members = [];
+  const memberGroup = [];
   for (let g = 0; g < G; g++) {
     groupStart[g] = members.length;
-    for (const m of coupled[g].pool) members.push(m);
+    for (const m of coupled[g].pool) { members.push(m); memberGroup.push(g); }
   }
   groupStart[G] = members.length;
 
-  const { classOf, K, succStart, succList, topo } = closureClasses(ix, open, isBase, members);
+  const { classOf, K, succStart, succList, topo } = closureClasses(ix, open, isBase, members, memberGroup);
   const startClass = Int32Array.from(members, (m) => (isBase[m] ? -1 : classOf[m]));
 
   // The groups each closure opens: owners in its classes or in classes below
@@ -527,7 +528,7 @@ function prepareSearch(ix, groups, collapse) {
 // is topological. Classes are numbered by their first node, so the numbers do
 // not depend on node indices elsewhere. Returns classOf per node (-1: in no
 // closure), the class count K, the class edges as CSR and topo.
-function closureClasses(ix, open, isBase, members) {
+function closureClasses(ix, open, isBase, members, memberGroup) {
   const { N, pkStart, pkList, disjunctive, depStart, depList } = ix;
   const pathCount = (i) => (disjunctive[i] ? (open[i] >= 0 ? 1 : 0) : pkStart[i + 1] - pkStart[i]);
   const degree = (i) => pathCount(i) + depStart[i + 1] - depStart[i];
@@ -602,31 +603,74 @@ function closureClasses(ix, open, isBase, members) {
   const inList = new Int32Array(inCount[parts]);
   forEachEdge((from, to) => { inList[fill[to]++] = from; });
 
+  // The parts holding each group's members: once a part's predecessors
+  // include the classes of all of them, they are replaced by one class
+  // standing for the group (needed while any of them is), so that switching
+  // between members that all lead to the part leaves it alone.
+  const groups = memberGroup.length ? memberGroup[memberGroup.length - 1] + 1 : 0;
+  const startsOf = Array.from({ length: groups }, () => []); // distinct parts, per group
+  const groupsAt = new Map(); // start part -> groups with a member there (at most 14)
+  const listedFor = new Int32Array(parts).fill(-1); // part -> last group that listed it
+  for (let c = 0; c < members.length; c++) { // a group's members are consecutive
+    if (isBase[members[c]]) continue;
+    const p = partOf[members[c]];
+    const g = memberGroup[c];
+    if (listedFor[p] === g) continue;
+    listedFor[p] = g;
+    startsOf[g].push(p);
+    if (!groupsAt.has(p)) groupsAt.set(p, []);
+    groupsAt.get(p).push(g);
+  }
+  const groupClass = new Int32Array(groups).fill(-1);
+  const hits = new Int32Array(groups);
+  const hitStamp = new Int32Array(groups).fill(-1);
+
   // Classes in topological order (highest part number first).
   const classOfPart = new Int32Array(parts);
+  const startGroups = []; // class -> groups it starts (start classes only)
   const byKey = new Map();
-  const seen = new Int32Array(parts).fill(-1); // class -> last part that listed it
+  const seen = new Int32Array(parts + groups).fill(-1); // class -> last part that listed it
   const edgeFrom = [];
   const edgeTo = [];
   let classes = 0;
+  const newClass = (preds, starts) => {
+    for (const from of preds) { edgeFrom.push(from); edgeTo.push(classes); }
+    startGroups.push(starts);
+    return classes++;
+  };
   for (let p = parts - 1; p >= 0; p--) {
-    const preds = [];
+    let preds = [];
+    const full = []; // groups whose start classes are all among preds
     for (let t = inCount[p]; t < inCount[p + 1]; t++) {
       const k = classOfPart[inList[t]];
-      if (seen[k] !== p) { seen[k] = p; preds.push(k); }
+      if (seen[k] === p) continue;
+      seen[k] = p;
+      preds.push(k);
+      for (const g of startGroups[k] || []) {
+        if (hitStamp[g] !== p) { hitStamp[g] = p; hits[g] = 0; }
+        if (++hits[g] === startsOf[g].length && hits[g] > 1) full.push(g);
+      }
     }
+    const replaced = [];
+    for (const g of full) {
+      const starts = startsOf[g].map((q) => classOfPart[q]);
+      if (!starts.every((k) => seen[k] === p)) continue; // some went to another group
+      for (const k of starts) seen[k] = -1;
+      if (groupClass[g] < 0) groupClass[g] = newClass(starts, null);
+      if (seen[groupClass[g]] !== p) { seen[groupClass[g]] = p; replaced.push(groupClass[g]); }
+    }
+    if (replaced.length) preds = preds.filter((k) => seen[k] === p).concat(replaced);
     let k;
     if (!hasStart[p] && preds.length === 1) k = preds[0];
     else {
       let key = null;
       if (!hasStart[p]) {
-        key = preds.sort((a, b) => a - b).join(',');
+        key = preds.sort((x, y) => x - y).join(',');
         k = byKey.get(key);
       }
       if (k === undefined) {
-        k = classes++;
+        k = newClass(preds, hasStart[p] ? groupsAt.get(p) : null);
         if (key !== null) byKey.set(key, k);
-        for (const from of preds) { edgeFrom.push(from); edgeTo.push(k); }
       }
     }
     classOfPart[p] = k;
@@ -642,6 +686,7 @@ function closureClasses(ix, open, isBase, members) {
     if (number[k] < 0) number[k] = K++;
     classOf[i] = number[k];
   }
+  for (let k = 0; k < classes; k++) if (number[k] < 0) number[k] = K++; // group classes without nodes
   const topo = Int32Array.from(number);
   const succStart = new Int32Array(K + 1);
   for (const from of edgeFrom) succStart[number[from] + 1]++;
