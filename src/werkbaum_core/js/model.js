@@ -519,7 +519,8 @@ function prepareSearch(ix, groups, collapse) {
 // * in topological order, a part holding a member starts a class; any other
 //   part joins the class of its predecessors when they are all in one, and
 //   otherwise the class keyed by its predecessors' classes (parts with the
-//   same predecessor classes lie in the same closures).
+//   same predecessor classes lie in the same closures); the classes of all
+//   of one group's members count there as one class standing for the group.
 //
 // Every node of a class thus lies in the same closures (the partition may be
 // finer than "same set of closures", which costs search time, never
