@@ -116,20 +116,14 @@ function tokensOf(w) {
   }
 }
 
-const isIdChar = (cp) => cp !== undefined && ID_CHAR.test(String.fromCodePoint(cp));
+const ID_RUN = /[\p{L}\p{N}._-]*/uy;
+const INDEXED = /^[:,]?#[\p{L}\p{N}._-]*$/u;
 
 // Whether `token` is `#id`, `:#id` or `,#id` with an id of id characters only: the
 // tokens indexLine() records. Its whole occurrences are exactly the places where
 // the id-character run after a `#` equals the id.
 function isIndexed(token) {
-  const hash = token[0] === '#' ? 0 : (token[0] === ':' || token[0] === ',') && token[1] === '#' ? 1 : -1;
-  if (hash < 0) return false;
-  for (let i = hash + 1; i < token.length;) {
-    const cp = token.codePointAt(i);
-    if (!isIdChar(cp)) return false;
-    i += cp > 0xffff ? 2 : 1;
-  }
-  return true;
+  return INDEXED.test(token);
 }
 
 // One line, read once: the first whole occurrence of every `#id`, `:#id` and
@@ -138,9 +132,8 @@ function indexLine(text) {
   const first = new Map();
   const note = (token, at) => { if (!first.has(token)) first.set(token, at); };
   for (let p = text.indexOf('#'); p >= 0; p = text.indexOf('#', p + 1)) {
-    let end = p + 1;
-    for (let cp = text.codePointAt(end); isIdChar(cp); cp = text.codePointAt(end)) end += cp > 0xffff ? 2 : 1;
-    const token = text.slice(p, end);
+    ID_RUN.lastIndex = p + 1;
+    const token = '#' + ID_RUN.exec(text)[0];
     note(token, p);
     const before = p > 0 ? text[p - 1] : '';
     if (before === ':' || before === ',') note(before + token, p - 1);
