@@ -386,9 +386,12 @@ function neededFor(ix, groups, assignment) {
 // or in the closure of an active group's chosen member. prepareSearch()
 // reduces that to a small problem:
 //
-// * Closure nodes fall into *classes* by the set of closures containing
-//   them: a class is needed exactly when one of its closures is active. Most
-//   classes are one member's private nodes, or one shared module's subtree.
+// * Closure nodes fall into *classes* whose nodes are needed together: every
+//   node of a class lies in the same closures. closureClasses() finds them
+//   from the graph of the walks, never from lists of closures (a module
+//   shared by thousands of members would make those lists as long as the
+//   plan times the members). A class is needed exactly when it holds the
+//   member of an active closure or a class with an edge into it is needed.
 // * A closure node is *static* if its path children outside base are in its
 //   own class, and its path parent is in its own class too or never needed.
 //   Its margin is then a constant whenever its class is needed, so each class
@@ -398,10 +401,12 @@ function neededFor(ix, groups, assignment) {
 //   another class or base, base nodes with such children). They get compact
 //   ids and their margins are kept by reference counting.
 //
-// A group change then costs O(classes and dynamic nodes it touches), not
-// O(closure size). Results equal plain needed()+costOf() enumeration;
-// _cheapPlanBy exists to test exactly that. `collapse: false` makes every
-// closure node dynamic (no static parts), as a cross-check.
+// A group change then costs O(classes that become needed or unneeded, their
+// edges and dynamic nodes), not O(closure size): switching between members
+// that share a module leaves the module's classes alone. Results equal plain
+// needed()+costOf() enumeration; _cheapPlanBy exists to test exactly that.
+// `collapse: false` makes every closure node dynamic (no static parts), as a
+// cross-check.
 function prepareSearch(ix, groups, collapse) {
   const { N, own, pkStart, pkList, pathParent } = ix;
   const { localChoice, coupled } = groups;
@@ -409,7 +414,6 @@ function prepareSearch(ix, groups, collapse) {
   const groupOf = new Int32Array(N).fill(-1);
   const open = Int32Array.from(localChoice);
   for (let g = 0; g < G; g++) { groupOf[coupled[g].owner] = g; open[coupled[g].owner] = -1; }
-  const groupsOf = (owners) => Int32Array.from(owners, (i) => groupOf[i]);
 
   const isBase = new Uint8Array(N);
   const baseOpened = [];
@@ -417,22 +421,35 @@ function prepareSearch(ix, groups, collapse) {
 
   // Closures, numbered c = groupStart[g] + j for member j of group g.
   const groupStart = new Int32Array(G + 1);
-  const closures = [];
-  const opens = [];
-  const scratch = new Uint8Array(N);
+  const members = [];
+  const memberGroup = [];
   for (let g = 0; g < G; g++) {
-    groupStart[g] = closures.length;
-    for (const m of coupled[g].pool) {
-      const opened = [];
-      const list = reach(ix, [m], open, scratch, isBase, opened);
-      for (const i of list) scratch[i] = 0;
-      closures.push(list);
-      opens.push(groupsOf(opened));
-    }
+    groupStart[g] = members.length;
+    for (const m of coupled[g].pool) { members.push(m); memberGroup.push(g); }
   }
-  groupStart[G] = closures.length;
+  groupStart[G] = members.length;
 
-  const { classOf, classClosures } = closureClasses(N, closures);
+  const { classOf, K, succStart, succList, topo } = closureClasses(ix, open, isBase, members, memberGroup);
+  const startClass = Int32Array.from(members, (m) => (isBase[m] ? -1 : classOf[m]));
+
+  // The groups each closure opens: owners in its classes or in classes below
+  // them. At most 14 coupled groups fit the exact limit (2^15 > 20000), so a
+  // bit mask per class holds them.
+  const below = new Int32Array(K);
+  for (let g = 0; g < G; g++) {
+    const o = coupled[g].owner;
+    if (classOf[o] >= 0) below[classOf[o]] |= 1 << g;
+  }
+  for (let t = K - 1; t >= 0; t--) {
+    const k = topo[t];
+    for (let e = succStart[k]; e < succStart[k + 1]; e++) below[k] |= below[succList[e]];
+  }
+  const opens = Array.from(startClass, (k) => {
+    const list = [];
+    if (k >= 0) for (let g = 0; g < G; g++) if (below[k] & (1 << g)) list.push(g);
+    return list;
+  });
+
   const inU = (i) => classOf[i] >= 0;
   const live = (i) => isBase[i] === 1 || classOf[i] >= 0; // may be needed at all
   // k is tied to its path parent p when both are in one class: then k is
@@ -459,7 +476,6 @@ function prepareSearch(ix, groups, collapse) {
   };
 
   // Static margins per class; compact ids for the dynamic nodes, in pre-order.
-  const K = classClosures.length;
   const classConst = new Int32Array(K);
   const dynId = new Int32Array(N).fill(-1);
   const dynNodes = [];
@@ -485,47 +501,201 @@ function prepareSearch(ix, groups, collapse) {
     if (!isBase[i] && p >= 0 && live(p) && !tied(i, p)) dParent[d] = dynId[p];
   }
 
-  // Per closure: the classes it holds.
-  const closureClassLists = closures.map(() => []);
-  for (let k = 0; k < K; k++) for (const c of classClosures[k]) closureClassLists[c].push(k);
-
   return {
     G, groupStart, poolSize: Int32Array.from(coupled, (g) => g.pool.length),
-    baseOpened: groupsOf(baseOpened.sort((a, b) => a - b)),
-    ...csr('open', opens), ...csr('cls', closureClassLists),
-    K, classConst, ...csr('classDyn', classDyn),
+    baseOpened: Int32Array.from(baseOpened.sort((a, b) => a - b), (i) => groupOf[i]),
+    ...csr('open', opens), startClass,
+    K, classConst, ...csr('classDyn', classDyn), succStart, succList,
     D, dOwn, dKidSum, dParent, dBase, fixedCost,
   };
 }
 
-// Numbers the distinct sets of closures that contain a node (classes), in
-// order of first appearance by node index. Returns classOf per node (-1 when
-// in no closure) and each class's closures.
-function closureClasses(N, closures) {
-  const occurs = new Int32Array(N);
-  for (const list of closures) for (const i of list) occurs[i]++;
-  const start = new Int32Array(N + 1);
-  for (let i = 0; i < N; i++) start[i + 1] = start[i] + occurs[i];
-  const fill = start.slice(0, N);
-  const member = new Int32Array(start[N]); // closures per node, ascending
-  for (let c = 0; c < closures.length; c++) for (const i of closures[c]) member[fill[i]++] = c;
+// The closure nodes' classes, from the graph the closure walks follow (path
+// children, or a disjunctive node's local choice, and dependency targets; base
+// nodes are not entered), in time linear in that graph:
+//
+// * the strongly connected parts (dependency cycles) are found with Tarjan's
+//   algorithm; all nodes of one lie in the same closures;
+// * in topological order, a part holding a member starts a class; any other
+//   part joins the class of its predecessors when they are all in one, and
+//   otherwise the class keyed by its predecessors' classes (parts with the
+//   same predecessor classes lie in the same closures); the classes of all
+//   of one group's members count there as one class standing for the group.
+//
+// Every node of a class thus lies in the same closures (the partition may be
+// finer than "same set of closures", which costs search time, never
+// correctness). Edges between classes run from the predecessor classes into
+// the class they key or start, so they form a DAG whose creation order `topo`
+// is topological. Classes are numbered by their first node, so the numbers do
+// not depend on node indices elsewhere. Returns classOf per node (-1: in no
+// closure), the class count K, the class edges as CSR and topo.
+function closureClasses(ix, open, isBase, members, memberGroup) {
+  const { N, pkStart, pkList, disjunctive, depStart, depList } = ix;
+  const pathCount = (i) => (disjunctive[i] ? (open[i] >= 0 ? 1 : 0) : pkStart[i + 1] - pkStart[i]);
+  const degree = (i) => pathCount(i) + depStart[i + 1] - depStart[i];
+  const succ = (i, e) => {
+    const n = pathCount(i);
+    if (e < n) return disjunctive[i] ? open[i] : pkList[pkStart[i] + e];
+    return depList[depStart[i] + e - n];
+  };
 
-  const classOf = new Int32Array(N).fill(-1);
-  const classClosures = [];
-  const byKey = new Map();
-  for (let i = 0; i < N; i++) {
-    if (!occurs[i]) continue;
-    const sig = member.subarray(start[i], start[i + 1]);
-    const key = sig.join(',');
-    let k = byKey.get(key);
-    if (k === undefined) {
-      k = classClosures.length;
-      byKey.set(key, k);
-      classClosures.push(Array.from(sig));
+  // Tarjan, iteratively: parts come out sinks first (reverse topological order).
+  const order = new Int32Array(N).fill(-1);
+  const low = new Int32Array(N);
+  const partOf = new Int32Array(N).fill(-1);
+  const stack = [];
+  const frames = [];
+  const cursor = [];
+  let visited = 0;
+  let parts = 0;
+  for (const m of members) {
+    if (isBase[m] || order[m] >= 0) continue;
+    order[m] = low[m] = visited++;
+    stack.push(m);
+    frames.push(m);
+    cursor.push(0);
+    while (frames.length) {
+      const top = frames.length - 1;
+      const v = frames[top];
+      const e = cursor[top];
+      if (e < degree(v)) {
+        cursor[top] = e + 1;
+        const w = succ(v, e);
+        if (isBase[w]) continue;
+        if (order[w] < 0) {
+          order[w] = low[w] = visited++;
+          stack.push(w);
+          frames.push(w);
+          cursor.push(0);
+        } else if (partOf[w] < 0 && order[w] < low[v]) low[v] = order[w];
+        continue;
+      }
+      frames.pop();
+      cursor.pop();
+      if (low[v] === order[v]) {
+        let w;
+        do { w = stack.pop(); partOf[w] = parts; } while (w !== v);
+        parts++;
+      }
+      if (frames.length) {
+        const u = frames[frames.length - 1];
+        if (low[v] < low[u]) low[u] = low[v];
+      }
     }
-    classOf[i] = k;
   }
-  return { classOf, classClosures };
+
+  // Edges between parts, as CSR by target part (sources may repeat).
+  const inCount = new Int32Array(parts + 1);
+  const hasStart = new Uint8Array(parts);
+  for (const m of members) if (!isBase[m]) hasStart[partOf[m]] = 1;
+  const forEachEdge = (fn) => {
+    for (let v = 0; v < N; v++) {
+      const pv = partOf[v];
+      if (pv < 0) continue;
+      for (let e = 0, n = degree(v); e < n; e++) {
+        const w = succ(v, e);
+        if (!isBase[w] && partOf[w] !== pv) fn(pv, partOf[w]);
+      }
+    }
+  };
+  forEachEdge((from, to) => { inCount[to + 1]++; });
+  for (let p = 0; p < parts; p++) inCount[p + 1] += inCount[p];
+  const fill = inCount.slice(0, parts);
+  const inList = new Int32Array(inCount[parts]);
+  forEachEdge((from, to) => { inList[fill[to]++] = from; });
+
+  // The parts holding each group's members: once a part's predecessors
+  // include the classes of all of them, they are replaced by one class
+  // standing for the group (needed while any of them is), so that switching
+  // between members that all lead to the part leaves it alone.
+  const groups = memberGroup.length ? memberGroup[memberGroup.length - 1] + 1 : 0;
+  const startsOf = Array.from({ length: groups }, () => []); // distinct parts, per group
+  const groupsAt = new Map(); // start part -> groups with a member there (at most 14)
+  const listedFor = new Int32Array(parts).fill(-1); // part -> last group that listed it
+  for (let c = 0; c < members.length; c++) { // a group's members are consecutive
+    if (isBase[members[c]]) continue;
+    const p = partOf[members[c]];
+    const g = memberGroup[c];
+    if (listedFor[p] === g) continue;
+    listedFor[p] = g;
+    startsOf[g].push(p);
+    if (!groupsAt.has(p)) groupsAt.set(p, []);
+    groupsAt.get(p).push(g);
+  }
+  const groupClass = new Int32Array(groups).fill(-1);
+  const hits = new Int32Array(groups);
+  const hitStamp = new Int32Array(groups).fill(-1);
+
+  // Classes in topological order (highest part number first).
+  const classOfPart = new Int32Array(parts);
+  const startGroups = []; // class -> groups it starts (start classes only)
+  const byKey = new Map();
+  const seen = new Int32Array(parts + groups).fill(-1); // class -> last part that listed it
+  const edgeFrom = [];
+  const edgeTo = [];
+  let classes = 0;
+  const newClass = (preds, starts) => {
+    for (const from of preds) { edgeFrom.push(from); edgeTo.push(classes); }
+    startGroups.push(starts);
+    return classes++;
+  };
+  for (let p = parts - 1; p >= 0; p--) {
+    let preds = [];
+    const full = []; // groups whose start classes are all among preds
+    for (let t = inCount[p]; t < inCount[p + 1]; t++) {
+      const k = classOfPart[inList[t]];
+      if (seen[k] === p) continue;
+      seen[k] = p;
+      preds.push(k);
+      for (const g of startGroups[k] || []) {
+        if (hitStamp[g] !== p) { hitStamp[g] = p; hits[g] = 0; }
+        if (++hits[g] === startsOf[g].length && hits[g] > 1) full.push(g);
+      }
+    }
+    const replaced = [];
+    for (const g of full) {
+      const starts = startsOf[g].map((q) => classOfPart[q]);
+      if (!starts.every((k) => seen[k] === p)) continue; // some went to another group
+      for (const k of starts) seen[k] = -1;
+      if (groupClass[g] < 0) groupClass[g] = newClass(starts, null);
+      if (seen[groupClass[g]] !== p) { seen[groupClass[g]] = p; replaced.push(groupClass[g]); }
+    }
+    if (replaced.length) preds = preds.filter((k) => seen[k] === p).concat(replaced);
+    let k;
+    if (!hasStart[p] && preds.length === 1) k = preds[0];
+    else {
+      let key = null;
+      if (!hasStart[p]) {
+        key = preds.sort((x, y) => x - y).join(',');
+        k = byKey.get(key);
+      }
+      if (k === undefined) {
+        k = newClass(preds, hasStart[p] ? groupsAt.get(p) : null);
+        if (key !== null) byKey.set(key, k);
+      }
+    }
+    classOfPart[p] = k;
+  }
+
+  // Numbered by first node; edges as CSR by source.
+  const number = new Int32Array(classes).fill(-1);
+  const classOf = new Int32Array(N).fill(-1);
+  let K = 0;
+  for (let i = 0; i < N; i++) {
+    if (partOf[i] < 0) continue;
+    const k = classOfPart[partOf[i]];
+    if (number[k] < 0) number[k] = K++;
+    classOf[i] = number[k];
+  }
+  for (let k = 0; k < classes; k++) if (number[k] < 0) number[k] = K++; // group classes without nodes
+  const topo = Int32Array.from(number);
+  const succStart = new Int32Array(K + 1);
+  for (const from of edgeFrom) succStart[number[from] + 1]++;
+  for (let k = 0; k < K; k++) succStart[k + 1] += succStart[k];
+  const next = succStart.slice(0, K);
+  const succList = new Int32Array(edgeFrom.length);
+  for (let e = 0; e < edgeFrom.length; e++) succList[next[number[edgeFrom[e]]]++] = number[edgeTo[e]];
+  return { classOf, K, succStart, succList, topo };
 }
 
 // A list of lists as CSR arrays {<name>Start, <name>List}.
@@ -584,14 +754,15 @@ function odometer(s, evaluate) {
   }
 }
 
-// Full evaluation per assignment: the needed classes, dynamic nodes and
-// margins from scratch. Simple on purpose; it cross-checks the incremental
-// search.
+// Full evaluation per assignment: the needed classes (a walk over the class
+// edges from the active closures' classes), dynamic nodes and margins from
+// scratch. Simple on purpose; it cross-checks the incremental search.
 function searchFull(s) {
-  const { G, K, D, clsStart, clsList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const { G, K, D, startClass, succStart, succList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
   const want = new Int32Array(G);
   const queue = new Int32Array(G);
   const seen = new Int32Array(K);
+  const work = new Int32Array(K);
   const present = new Int32Array(D);
   const parts = new Int32Array(D);
   let stamp = 0;
@@ -601,15 +772,18 @@ function searchFull(s) {
     let cost = fixedCost;
     let n = 0;
     for (let d = 0; d < D; d++) if (dBase[d]) present[n++] = d;
+    let top = 0;
     for (let g = 0; g < G; g++) {
-      const c = want[g];
-      if (c < 0) continue;
-      for (let t = clsStart[c]; t < clsStart[c + 1]; t++) {
-        const k = clsList[t];
-        if (seen[k] === stamp) continue;
-        seen[k] = stamp;
-        cost += classConst[k];
-        for (let u = classDynStart[k]; u < classDynStart[k + 1]; u++) present[n++] = classDynList[u];
+      const k = want[g] < 0 ? -1 : startClass[want[g]];
+      if (k >= 0 && seen[k] !== stamp) { seen[k] = stamp; work[top++] = k; }
+    }
+    while (top) {
+      const k = work[--top];
+      cost += classConst[k];
+      for (let u = classDynStart[k]; u < classDynStart[k + 1]; u++) present[n++] = classDynList[u];
+      for (let e = succStart[k]; e < succStart[k + 1]; e++) {
+        const j = succList[e];
+        if (seen[j] !== stamp) { seen[j] = stamp; work[top++] = j; }
       }
     }
     for (let t = 0; t < n; t++) parts[present[t]] = dKidSum[present[t]];
@@ -625,13 +799,16 @@ function searchFull(s) {
   });
 }
 
-// Incremental evaluation: per class, how many active closures hold it; per
-// dynamic node, whether it is needed and the own costs of its needed loose
-// children; and the running total. Between assignments only the closures
-// that changed are taken out and put in.
+// Incremental evaluation: per class, how many active closures start in it
+// plus how many needed classes have an edge into it (needed while above 0);
+// per dynamic node, whether it is needed and the own costs of its needed loose
+// children; and the running total. Between assignments the closures that
+// changed are put in first and taken out after, so a class that both the old
+// and the new closure reach (a shared module) is never switched off and on.
 function searchIncremental(s) {
-  const { G, K, D, groupStart, poolSize, openStart, clsStart, clsList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
-  const holders = new Int32Array(K);
+  const { G, K, D, groupStart, poolSize, openStart, startClass, succStart, succList, classConst, classDynStart, classDynList, dOwn, dKidSum, dParent, dBase, fixedCost } = s;
+  const count = new Int32Array(K);
+  const work = new Int32Array(K);
   const on = Uint8Array.from(dBase);
   const parts = Int32Array.from(dKidSum);
   const applied = new Int32Array(G).fill(-1);
@@ -640,13 +817,16 @@ function searchIncremental(s) {
   let cost = fixedCost;
   for (let d = 0; d < D; d++) if (on[d] && dOwn[d] > parts[d]) cost += dOwn[d] - parts[d];
 
-  // Add (delta 1) or remove (delta -1) closure c. After every single node
-  // the running cost equals the margin sum over the needed nodes.
-  const shift = (c, delta) => {
-    for (let t = clsStart[c]; t < clsStart[c + 1]; t++) {
-      const k = clsList[t];
-      holders[k] += delta;
-      if (holders[k] !== (delta > 0 ? 1 : 0)) continue; // still needed, or still not
+  // Switch class k0 on (delta 1) or off (delta -1), and every class that
+  // follows it; after every single node the running cost equals the margin
+  // sum over the needed nodes. Within one direction a class switches at most
+  // once, so `work` never holds more than K classes.
+  const spread = (k0, delta) => {
+    const until = delta > 0 ? 1 : 0;
+    let top = 0;
+    work[top++] = k0;
+    while (top) {
+      const k = work[--top];
       cost += delta * classConst[k];
       for (let u = classDynStart[k]; u < classDynStart[k + 1]; u++) {
         const d = classDynList[u];
@@ -658,7 +838,18 @@ function searchIncremental(s) {
         parts[p] += delta * dOwn[d];
         if (on[p]) cost += dOwn[p] > parts[p] ? dOwn[p] - parts[p] : 0;
       }
+      for (let e = succStart[k]; e < succStart[k + 1]; e++) {
+        const j = succList[e];
+        count[j] += delta;
+        if (count[j] === until) work[top++] = j;
+      }
     }
+  };
+  const shift = (c, delta) => {
+    const k = startClass[c];
+    if (k < 0) return;
+    count[k] += delta;
+    if (count[k] === (delta > 0 ? 1 : 0)) spread(k, delta);
   };
   // Activation can only change when a group that opens others changed;
   // otherwise just the changed groups that are active switch closures.
@@ -670,10 +861,11 @@ function searchIncremental(s) {
   return odometer(s, (assignment, from) => {
     if (from === 0 || reopens[from]) activeClosures(s, assignment, want, queue);
     else for (let g = from; g < G; g++) if (want[g] >= 0) want[g] = groupStart[g] + assignment[g];
-    for (let g = from === 0 || reopens[from] ? 0 : from; g < G; g++) {
+    const first = from === 0 || reopens[from] ? 0 : from;
+    for (let g = first; g < G; g++) if (applied[g] !== want[g] && want[g] >= 0) shift(want[g], 1);
+    for (let g = first; g < G; g++) {
       if (applied[g] === want[g]) continue;
       if (applied[g] >= 0) shift(applied[g], -1);
-      if (want[g] >= 0) shift(want[g], 1);
       applied[g] = want[g];
     }
     return cost;
