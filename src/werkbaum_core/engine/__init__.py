@@ -40,18 +40,7 @@ from werkbaum_core.errors import (
     from_json,
 )
 from werkbaum_core.lru import BoundedCache
-from werkbaum_core.model import (
-    Analysis,
-    Cut,
-    Hidden,
-    Matches,
-    Node,
-    Stations,
-    View,
-    Warning,
-    WarningsCut,
-)
-from werkbaum_core.model import Path as PlanPath
+from werkbaum_core.model import Analysis, View
 from werkbaum_core.text import check_text_size
 
 NESTING_HEADROOM = 20_000
@@ -237,11 +226,7 @@ class Engine:
     ) -> Analysis:
         """The analysis as typed objects: tree, warnings, cheapest path, stations, matches."""
         raw = self.analyze_json(text, id=id, include=include, view=view)
-        parts: dict[str, Any] = {}
-        for key, (field, kind) in _PARTS.items():
-            if key in raw:
-                parts[field] = converter.structure(raw[key], kind)
-        return Analysis(**parts)
+        return converter.structure(raw, Analysis)
 
     def transform(self, module: str, fn: str, *args: JSON) -> JSON:
         """Call a pure text→text or list function of a module (contract ``transform``)."""
@@ -337,19 +322,6 @@ class LazyEngine:
             self._ready.wait()
         if self._engine is not None:
             self._engine.close()
-
-
-_PARTS: dict[str, tuple[str, Any]] = {
-    "tree": ("tree", tuple[Node, ...]),
-    "warnings": ("warnings", tuple[Warning, ...]),
-    "warningsCut": ("warnings_cut", WarningsCut),
-    "path": ("path", PlanPath),
-    "stations": ("stations", Stations),
-    "matches": ("matches", Matches),
-    "cut": ("cut", Cut),
-    "hidden": ("hidden", Hidden),
-}
-"""The parts of an analysis answer: JSON key -> the :class:`Analysis` field and its type."""
 
 
 def _raise_for_missing_exports(
