@@ -229,8 +229,9 @@ export function firstById(roots) {
   return byId;
 }
 
-// A node's ref: '#id' for the first node carrying the id, else 'L<line>'.
-function refOf(n, byId) {
+// A node's ref, in the one spelling that names only it: '#id' for the first
+// node carrying the id, else 'L<line>' (lookupRef refuses the one ambiguous case).
+export function refOf(n, byId) {
   return n.id != null && byId.get(n.id) === n ? '#' + n.id : 'L' + n.line;
 }
 
@@ -268,12 +269,6 @@ export function lookupRef(roots, byId, ref, what) {
     return { error: { code: 'not_found', message, id } };
   }
   return notFound(byId, id, what);
-}
-
-// The node's ref in one spelling that names only it: '#id' for the first
-// carrier of its id, else 'L<line>' (lookupRef refused the one ambiguous case).
-export function editRef(node, byId) {
-  return node.id != null && byId.get(node.id) === node ? '#' + node.id : 'L' + node.line;
 }
 
 // Levenshtein distance of a and b when it is at most k, else k + 1. Only a

@@ -14,7 +14,7 @@
 import * as parser from './parser.js';
 import * as live from './live.js';
 import * as edit from './edit.js';
-import { STRUCTURAL, editRef, firstById, listed, lookupRef, preorder, runPipeline, warningJson } from './facade.js';
+import { STRUCTURAL, firstById, listed, lookupRef, preorder, refOf, runPipeline, warningJson } from './facade.js';
 
 const SEP = '\u0000';
 
@@ -134,14 +134,6 @@ function deltaOf(before, after) {
   return out;
 }
 
-// The line index of the node an edit ref (editRef) names.
-function nodeLineIndex(text, ref) {
-  const roots = parser.parse(text).roots;
-  const found = lookupRef(roots, firstById(roots), ref);
-  if (!found.node) throw new Error(found.error.code + ': ' + found.error.message);
-  return found.node.line - 1;
-}
-
 // The node of `after` that moving `node` of `before` carried: its subtree
 // reads like node's, and without it the rest of the tree reads as before.
 // Null when none fits (the move changed more than its block) or too many
@@ -249,7 +241,7 @@ function pinsFor(verb, move, from, to, ops) {
   return verb === 'write' || verb === 'applyOps' ? keptPins(from, to, ops, pins) : pins;
 }
 
-// The base's pipeline run and the node an edit ref (editRef) names in it.
+// The base's pipeline run and the node an edit ref (refOf) names in it.
 function baseNode(text, ref) {
   const run = runPipeline(text);
   const found = lookupRef(run.roots, firstById(run.roots), ref);
@@ -295,7 +287,7 @@ function changedNode(run, node, out, what, wanted) {
 }
 
 function refusedEdit(run, node, doing, problem) {
-  const name = editRef(node, firstById(run.roots));
+  const name = refOf(node, firstById(run.roots));
   return new Error(`invalid_argument: cannot ${doing} ${name} on line ${node.line} without changing the node ` +
     `(${problem}); edit the line with werkbaum_apply_ops instead`);
 }
@@ -382,7 +374,7 @@ function checkedArgs(base, args) {
     byId = byId || firstById(roots);
     const found = lookupRef(roots, byId, out[key], what);
     if (!found.node) return found;
-    out[key] = editRef(found.node, byId);
+    out[key] = refOf(found.node, byId);
   }
   return { args: out };
 }
