@@ -45,12 +45,21 @@ def fixture_plans() -> list[Path]:
     return sorted(p for p in FIXTURES.iterdir() if p.is_file())
 
 
+SEPARATE = "/process"
+"""Suffix of an executor kind run in a child process of its own (the servers' dukpy)."""
+
+
 def engine_on(kind: str, *extra_entries: Path) -> Iterator[Engine]:
-    """The bundled modules (plus test-only entry modules) on executor ``kind``; a missing
-    executor fails the test with one line saying what to install."""
+    """The bundled modules (plus test-only entry modules) on executor ``kind`` (with
+    :data:`SEPARATE`: in a child process); a missing executor fails the test with one
+    line saying what to install."""
+    separate = kind.endswith(SEPARATE)
+    kind = kind.removesuffix(SEPARATE)
     if kind == "node":
         require_tool("node")
-    with Engine.create(kind, frontend="", extra_entries=extra_entries) as eng:
+    with Engine.create(
+        kind, frontend="", extra_entries=extra_entries, separate_process=separate
+    ) as eng:
         yield eng
 
 
@@ -60,9 +69,10 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
     yield from engine_on(request.param)
 
 
-@pytest.fixture(scope="session", params=EXECUTORS)
+@pytest.fixture(scope="session", params=(*EXECUTORS, "dukpy" + SEPARATE))
 def conformance_engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
-    """An engine that also loads the test-only conformance harness."""
+    """An engine that also loads the test-only conformance harness; the conformance
+    suite also runs on dukpy in a child process, as the servers run it."""
     yield from engine_on(request.param, CONFORMANCE_JS)
 
 

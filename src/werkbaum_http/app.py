@@ -94,7 +94,9 @@ def create_app(
     owned_engine = engine is None
     owned_store = store is None
     engine = engine or LazyEngine(
-        choose_executor(config.engine, frontend=config.frontend), config.frontend
+        choose_executor(config.engine, frontend=config.frontend),
+        config.frontend,
+        separate_process=True,
     )
     # Every call here is a document call: as many backend calls as calls in flight.
     store = store or DocumentStore(

@@ -184,11 +184,12 @@ def serve(
 
 
 def _check_engine(kind: str, frontend: str | None) -> None:
-    """Load the module set once: a missing export or a missing node is a start-up error."""
+    """Load the module set once, as the workers will: a missing export or a missing node
+    is a start-up error."""
     from werkbaum_core.engine import Engine
 
     try:
-        with Engine.create(kind, frontend) as eng:
+        with Engine.create(kind, frontend, separate_process=True) as eng:
             if frontend:
                 _say(f"modules: {eng.modules.origins()}")
     except WerkbaumError as exc:

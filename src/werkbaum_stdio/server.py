@@ -128,7 +128,9 @@ def plan_files(files: FileStore, page_size: int = PAGE_SIZE) -> Listing:
 
 def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanServer:
     engine = engine or LazyEngine(
-        choose_executor(config.engine, frontend=config.frontend), config.frontend
+        choose_executor(config.engine, frontend=config.frontend),
+        config.frontend,
+        separate_process=True,
     )
     files = FileStore(config.roots, plan_globs=config.plan_globs)
     documents = DocumentStore(config.servers, allow_any_host=True)

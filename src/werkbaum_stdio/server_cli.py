@@ -126,7 +126,7 @@ def serve(
         probe_backends(config.servers, PROG, EXIT_UNREADABLE)
     # The engine starts on the first call that needs it: a server that a host
     # starts and never asks stays small (a node process alone is ~40 MiB).
-    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend)
+    lazy = LazyEngine(choose_executor(engine, frontend=frontend), frontend, separate_process=True)
     close_on_exit(lazy)  # end of stdin, a failed start, SIGTERM, SIGINT, SIGHUP
     if frontend:
         # A checkout's module set is checked before serving: a missing export is a

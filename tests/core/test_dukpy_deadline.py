@@ -3,8 +3,8 @@
 dukpy 0.6 has no time limit of its own; QuickJS only asks whether a Python signal
 is pending, and Python runs signal handlers on the main thread. So a call or load
 on the main thread (the command line, scripts) is stopped after the executor's
-limit by a SIGALRM timer; on other threads (the servers' worker threads) nothing
-can stop it, which the README says.
+limit by a SIGALRM timer; on other threads nothing can stop it, which the README
+says. The servers therefore run dukpy in a child process (tests/core/test_dukpy_process.py).
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def test_a_lazy_engine_asked_on_the_main_thread_loads_there(
     threads: list[threading.Thread] = []
     real_start = engine_module._start
 
-    def start(kind: str, program: Program) -> Executor:
+    def start(kind: str, program: Program, *, separate_process: bool = False) -> Executor:
         threads.append(threading.current_thread())
-        return real_start(kind, program)
+        return real_start(kind, program, separate_process=separate_process)
 
     monkeypatch.setattr(engine_module, "_start", start)
     lazy = LazyEngine("dukpy", "")

@@ -13,6 +13,7 @@ from tests.tools import require_tool
 from werkbaum_core import EXECUTORS, Engine, EngineError, ModuleSetError
 from werkbaum_core.engine import choose_executor
 from werkbaum_core.engine.dukpy_executor import DukpyExecutor
+from werkbaum_core.engine.dukpy_process import DukpyProcessExecutor
 from werkbaum_core.engine.linker import LinkRefused
 from werkbaum_core.engine.modules import REQUIRED_EXPORTS, ModuleSet, Program, bundled_dir
 from werkbaum_core.engine.node_executor import NodeExecutor
@@ -214,16 +215,19 @@ def test_a_checkout_that_poisons_object_prototype_fails_in_one_line(
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("kind", EXECUTORS)
+@pytest.mark.parametrize(("kind", "separate"), [*((k, False) for k in EXECUTORS), ("dukpy", True)])
 def test_a_load_that_never_ends_times_out_once_naming_the_limit(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str, separate: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The executors' start-up limit is shortened to 1 s; Engine.create must not start a
     # second executor (the export probe) after the first one timed out.
     starts: list[str] = []
 
-    def start(kind: str, program: Program) -> Executor:
+    def start(kind: str, program: Program, *, separate_process: bool = False) -> Executor:
         starts.append(kind)
+        assert separate_process is separate
+        if separate_process:
+            return DukpyProcessExecutor(program, limits=Limits(start=1.0))
         if kind == "node":
             require_tool("node")
             return NodeExecutor(program, limits=Limits(start=1.0))
@@ -235,7 +239,7 @@ def test_a_load_that_never_ends_times_out_once_naming_the_limit(
     own = checkout(tmp_path, parser=_parser_with("for (;;) {}\n"))
     began = time.monotonic()
     with pytest.raises(EngineTimeout) as info:
-        Engine.create(kind, frontend=own)
+        Engine.create(kind, frontend=own, separate_process=separate)
     assert time.monotonic() - began < 10
     assert starts == [kind]
     assert "no answer within 1 s" in info.value.message, info.value.message

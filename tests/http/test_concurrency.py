@@ -1,9 +1,10 @@
-"""The concurrency choice: with the node executor a long analysis does not stall the worker.
+"""A long analysis does not stall the worker: node, and dukpy in a child process.
 
-dukpy holds the GIL for a whole JS evaluation, so in one uvicorn worker every
-other request waits for it; the HTTP server therefore defaults to the node
-executor (see ``werkbaum_http.engine``). This test holds a large analysis in
-flight and checks that the same worker keeps answering meanwhile.
+dukpy in the process holds the GIL for a whole JS evaluation, so in one uvicorn
+worker every other request would wait for it; the servers run it in a child
+process instead, and node is one (see ``werkbaum_http.engine``). These tests hold
+a large analysis in flight and check that the same worker keeps answering
+meanwhile.
 """
 
 from __future__ import annotations
@@ -57,9 +58,13 @@ async def health_checks_while(url: str, work: Callable[[], Awaitable[None]]) -> 
     assert max(latencies) < took / 2, (max(latencies), took)
 
 
-@pytest.mark.usefixtures("node_installed")
-async def test_worker_answers_while_a_long_analysis_runs(backend: Backend) -> None:
-    engine = LazyEngine("node", "")
+@pytest.mark.parametrize("kind", ["node", "dukpy"])
+async def test_worker_answers_while_a_long_analysis_runs(
+    kind: str, backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    if kind == "node":
+        request.getfixturevalue("node_installed")
+    engine = LazyEngine(kind, "", separate_process=True)
     plan = big_plan(4000)
     try:
         with serving(make_app(backend, engine)) as url:

@@ -60,8 +60,12 @@ _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$"
 _ERRORS_BY_CODE = {"not_found": NotFound, "invalid_argument": InvalidArgument}
 
 
-def _start(kind: str, program: Program) -> Executor:
+def _start(kind: str, program: Program, *, separate_process: bool = False) -> Executor:
     # Executors are imported lazily: a server that never analyses starts faster.
+    if kind == "dukpy" and separate_process:
+        from werkbaum_core.engine.dukpy_process import DukpyProcessExecutor
+
+        return DukpyProcessExecutor(program)
     if kind == "dukpy":
         from werkbaum_core.engine.dukpy_executor import DukpyExecutor
 
@@ -95,6 +99,7 @@ class Engine:
         frontend: str | Path | None = None,
         *,
         extra_entries: Iterable[Path] = (),
+        separate_process: bool = False,
     ) -> Engine:
         """Start an executor of ``kind`` on the bundled modules or a checkout's.
 
@@ -104,6 +109,13 @@ class Engine:
         pick ``node``. Raises :class:`ModuleSetError` naming every
         missing contract export. ``extra_entries`` are additional entry modules
         (tests use this for the conformance harness), loaded after the facade.
+
+        ``separate_process=True`` runs ``dukpy`` in a child process of its own
+        (:mod:`~werkbaum_core.engine.dukpy_process`): its calls then have their
+        time limit on every thread and do not hold the caller's GIL, for the price
+        of a Python interpreter started once. The servers ask for it; ``v8`` and
+        ``node`` need it not (V8 releases the GIL and keeps its own limits, node is
+        a child process already).
         """
         if sys.getrecursionlimit() < NESTING_HEADROOM:
             sys.setrecursionlimit(NESTING_HEADROOM)
@@ -116,14 +128,14 @@ class Engine:
         extras = tuple(Path(p) for p in extra_entries)
         program = Program(modules, ENTRIES + tuple(p.name for p in extras), extras)
         try:
-            executor = _start(kind, program)
+            executor = _start(kind, program, separate_process=separate_process)
         except EngineError as exc:
             # A module without a named export makes the facade fail to link (a
             # SyntaxError on every executor); the probe alone still loads and says
             # which export is missing. Any other failure (a time-out, memory) would
             # only repeat in the probe, doubling the wait.
             if "SyntaxError" in exc.message and not isinstance(exc, EngineTimeout):
-                _raise_for_missing_exports(kind, modules)
+                _raise_for_missing_exports(kind, modules, separate_process=separate_process)
             raise
         _raise_for_missing_exports(kind, modules, executor)
         return cls(executor, modules)
@@ -252,10 +264,18 @@ class LazyEngine:
     HTTP server starts loading at start-up (it serves many clients); the stdio
     server waits for the first call that needs the engine, so that a server a
     host starts and never uses holds no engine (a node process is ~40 MiB).
+    Servers pass ``separate_process=True`` (see :meth:`Engine.create`).
     """
 
-    def __init__(self, kind: str | None = None, frontend: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        kind: str | None = None,
+        frontend: str | Path | None = None,
+        *,
+        separate_process: bool = False,
+    ) -> None:
         self._kind, self._frontend = kind, frontend
+        self._separate_process = separate_process
         self._engine: Engine | None = None
         self._error: BaseException | None = None
         self._ready = threading.Event()
@@ -272,7 +292,9 @@ class LazyEngine:
 
     def _load(self) -> None:
         try:
-            self._engine = Engine.create(self._kind, self._frontend)
+            self._engine = Engine.create(
+                self._kind, self._frontend, separate_process=self._separate_process
+            )
         except BaseException as exc:  # reported to every caller, not lost in the thread
             self._error = exc
         finally:
@@ -325,9 +347,15 @@ class LazyEngine:
 
 
 def _raise_for_missing_exports(
-    kind: str, modules: ModuleSet, executor: Executor | None = None
+    kind: str,
+    modules: ModuleSet,
+    executor: Executor | None = None,
+    *,
+    separate_process: bool = False,
 ) -> None:
-    probe = executor or _start(kind, Program(modules, ENTRIES[:1]))
+    probe = executor or _start(
+        kind, Program(modules, ENTRIES[:1]), separate_process=separate_process
+    )
     try:
         missing = missing_exports(export_names(probe.exports()))
     except ModuleSetError:

@@ -9,10 +9,11 @@ allows, in this order:
    during a call, a time limit per call and a heap limit.
 2. ``node``, when it is on the PATH: V8 in a child process of its own; a
    call that exceeds its time limit is killed with the process.
-3. ``dukpy``: QuickJS, needs nothing installed; it holds the GIL during a
-   call, analyses plans up to a line limit, and has a time limit only for
-   calls on the main thread, none for the servers' calls on worker threads
-   (see ``dukpy_executor``).
+3. ``dukpy``: QuickJS, needs nothing installed, the slowest; it analyses
+   plans up to a line limit. In the process it holds the GIL during a call and
+   has a time limit only for calls on the main thread (see ``dukpy_executor``);
+   the servers run it in a child process (``dukpy_process``), where it has
+   both.
 
 ``v8`` is passed over for a checkout's module set that its linker cannot
 translate (:class:`~werkbaum_core.engine.linker.LinkRefused`): node and

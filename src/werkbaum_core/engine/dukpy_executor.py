@@ -23,8 +23,9 @@ is pending (``PyErr_CheckSignals``), and Python runs signal handlers on the main
 thread only. So a load or call made on the main thread (the command line, a
 script) gets the executor's time limit through a ``SIGALRM`` timer
 (:func:`_deadline`), unless the program uses that signal itself; one made on any
-other thread (the servers call the engine from worker threads) has none, and
-holds the GIL until it ends.
+other thread has none, and holds the GIL until it ends. The servers call the
+engine from worker threads, so they run this executor in a child process's main
+thread instead (:mod:`~werkbaum_core.engine.dukpy_process`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any
 
 import dukpy
 
-from werkbaum_core.engine.modules import Program
+from werkbaum_core.engine.modules import Loadable
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout, TooLarge
 
@@ -68,7 +69,7 @@ module did not finish evaluating (top-level await, which ``run`` does not wait f
 class DukpyExecutor:
     name = "dukpy"
 
-    def __init__(self, program: Program, *, limits: Limits = LIMITS) -> None:
+    def __init__(self, program: Loadable, *, limits: Limits = LIMITS) -> None:
         self._program = program
         self._timeout = limits.call
         self._start_timeout = limits.start
@@ -121,7 +122,7 @@ class DukpyExecutor:
         return self._js
 
     def call_text(self, entry: str, payload: JSON) -> str:
-        texts = list(_texts(payload))
+        texts = list(plan_texts(payload))
         for text in texts:
             check_lines(text)
         # The payload travels as a JSON string and the result comes back as one:
@@ -173,7 +174,7 @@ def check_lines(text: str) -> None:
         )
 
 
-def _texts(payload: JSON) -> Iterator[str]:
+def plan_texts(payload: JSON) -> Iterator[str]:
     """The strings of a payload and of its members (plan texts sit at most that deep)."""
     members = payload.values() if isinstance(payload, dict) else [payload]
     for member in members:

@@ -21,10 +21,11 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
@@ -154,6 +155,29 @@ class Program:
             for extra in self.extras:
                 shutil.copy2(extra, target / extra.name)
             yield target
+
+
+class Loadable(Protocol):
+    """What an executor that loads module files needs: the entries, and a directory
+    holding every module while a load runs."""
+
+    @property
+    def entries(self) -> tuple[str, ...]: ...
+
+    def materialized(self) -> AbstractContextManager[Path]: ...
+
+
+@attrs.frozen
+class Copied:
+    """Modules already copied into ``directory`` by another process, which keeps it
+    as long as this one may load from it (:mod:`~werkbaum_core.engine.dukpy_process`)."""
+
+    directory: Path
+    entries: tuple[str, ...]
+
+    @contextmanager
+    def materialized(self) -> Iterator[Path]:
+        yield self.directory
 
 
 _loading: set[Path] = set()
