@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -80,6 +81,22 @@ def test_a_lone_cr_ends_a_line_for_reads_verbs_and_line_ops_alike(
     assert path.read_bytes() == LONE_CR.replace(b"[ ] #b", b"[/] #b").replace(
         b"  - [ ] #a2: A2 (S)\n", b""
     )
+
+
+@pytest.mark.parametrize("brk", ["\r", "\n", "\r\n"], ids=["lone CR", "LF", "CRLF"])
+def test_a_line_break_inside_an_op_line_is_two_lines_everywhere(
+    dukpy: Engine, store: FileStore, root: Path, brk: str
+) -> None:
+    """Round 22, t3 G5: an op line holding a lone CR was one line to the diff and the
+    guard but two in the file, and the re-read looked like a co-editor's merged change."""
+    path = plan_file(root, b"- A\n- B\n")
+    insert = {"op": "insert", "index": 1, "count": 0, "lines": [f"- X{brk}- Y"]}
+    result = verb(dukpy, store, "applyOps", ops=[insert])
+    assert path.read_bytes() == b"- A\n- X\n- Y\n- B\n"
+    assert [op["lines"] for op in result.ops] == [["- X", "- Y"]]
+    assert result.diff.split("\n")[-3:] == ["+- X", "+- Y", " - B"]
+    assert result.merged is None and result.findings == ()
+    assert result.lines == 5 and result.base == store.read("plan.werkbaum").base
 
 
 def test_a_classic_mac_file_reads_as_its_nodes_and_keeps_its_endings(

@@ -357,7 +357,7 @@ const VERBS = {
   moveNode: (t, a) => edit.moveSubtree(t, a.id, a.parent ?? null, a.after ?? null),
   removeNode: (t, a) => (a.discard ? withStatus(t, a.id, '-') : edit.removeSubtree(t, a.id)),
   applyOps: (t, a) => withOps(t, a.ops),
-  write: (_t, a) => withoutBom(live.normalize(a.text)),
+  write: (_t, a) => withoutBom(a.text),
 };
 
 // The verb's arguments with every node ref in the edit module's spelling
@@ -407,7 +407,10 @@ function editEntry(payload) {
   const base = payload.text;
   const checked = checkedArgs(base, payload.args || {});
   if (checked.error) return checked;
-  const next = verb(base, checked.args);
+  // Normalised as the stores will save it (documents-api §3.1): a line break
+  // inside an op line or a verb's output is a line break for the ops, the
+  // guard and the diff too, not only for the file or the backend.
+  const next = live.normalize(verb(base, checked.args));
   const refused = tooLarge(next, payload.limit, 'the new text');
   if (refused) return refused;
   const ops = live.computeOps(live.lines(base), live.lines(next));
