@@ -52,7 +52,9 @@ Commit message (documents-api §11.3 and the planned ``--with-history`` of
   new version at all (a hand edit undone, a file committed late) the body
   paragraph is left out (*chosen*).
 - Trailers: one ``Werkbaum-Changed-By`` per distinct name in order of first
-  appearance, ``Werkbaum-Hand-Edit: kept in git stash <sha>`` if a hand edit
+  appearance — the agent of the subject's ``via`` last if the history no
+  longer shows its version (*chosen*: a subject never names an agent the
+  trailers lack) — ``Werkbaum-Hand-Edit: kept in git stash <sha>`` if a hand edit
   was stashed, then ``Werkbaum-Version``; always the last paragraph, so
   ``git interpret-trailers --parse`` reads them. Names and the title are
   reduced to one printable line (*chosen*: a newline in a display name could
