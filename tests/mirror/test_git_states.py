@@ -185,6 +185,22 @@ def test_a_stale_index_lock_is_one_short_true_line(repo: Path, agent: Agent) -> 
     assert "commit" in outcome and "handEditStash" in outcome
 
 
+def test_a_stale_branch_lock_is_one_line_and_the_file_is_put_back(repo: Path, agent: Agent) -> None:
+    """git's own paragraph of advice for a lock file becomes one line; the commit fails at
+    the branch update, after the file was written, so it is put back — and the error says
+    that, truly."""
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("", encoding="utf-8")
+    before = snapshot(repo)
+    assert write(agent) == (
+        f"git commit failed (exit 128): {lock} exists: another git command is running, or "
+        "one that crashed left it (remove it if no git runs); the file and the index are as "
+        "they were"
+    )
+    assert snapshot(repo) == before
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
     try:
