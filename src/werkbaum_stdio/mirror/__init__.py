@@ -12,6 +12,10 @@ mirror is the durable record; it must therefore be exact and honest:
   a ``Werkbaum-Hand-Edit`` trailer, so that nothing typed by hand is lost;
 - a commit that fails (a hook that exits 1) puts the file and its index entry
   back as they were, and drops that stash again;
+- while git is in the middle of something — a merge, rebase or bisect, a
+  conflict, a detached HEAD, a locked index — the mirror commits nothing and
+  touches nothing (``WorkTree.check_committable``), and a conflicted file's
+  index stages are never collapsed into one entry;
 - only the mirror file is committed (``git commit -- <file>``): whatever else
   the user has staged stays staged and uncommitted;
 - the git author stays whoever runs the server: display names are claims, so
