@@ -9,14 +9,18 @@ with git at the deadline, its whole process group with it.
 
 from __future__ import annotations
 
+import signal
 import stat
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.backend import Backend
 from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, Agent, commits, git
+from tests.mirror.test_cli import WERKBAUM
 from tests.mirror.test_sync import REL, mirror_in
 from werkbaum_core import Engine
 from werkbaum_core.stores.documents import DocumentStore
@@ -210,6 +214,49 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def hanging_hook(repo: Path, pids: Path, trap: str = "") -> None:
+    """A pre-commit hook that starts a child and waits for it (1000 s); both pids in ``pids``."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\n{trap}sleep 1000 &\necho $$ $! > {pids}\nwait\n", encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+
+
+def assert_gone(pids: Path) -> None:
+    """The hook's shell and its child end within seconds."""
+    shell, child = (int(pid) for pid in pids.read_text(encoding="utf-8").split())
+    deadline = time.monotonic() + 5
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(shell) and not alive(child)
+
+
+def test_ctrl_c_of_the_cron_command_stops_the_hook_too(
+    repo: Path, backend: Backend, human: Human, tmp_path: Path
+) -> None:
+    """git's own process group no longer gets a terminal's SIGINT, so the command stops the
+    group itself. Before: git was killed, its hook ran on."""
+    pids = tmp_path / "pids"
+    hanging_hook(repo, pids)
+    command = [WERKBAUM, "mirror", human.create(PLAN), repo / "cron.werkbaum", "--git-commit"]
+    run = subprocess.Popen(
+        [*map(str, command), "--server", backend.base_url],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (pids.exists() and pids.read_text(encoding="utf-8").strip()):
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=20) != 0
+    finally:
+        run.kill()
+        run.wait()
+    assert_gone(pids)
+
+
 @pytest.mark.parametrize("trap", ["", "trap '' TERM\n"], ids=["plain", "ignores-sigterm"])
 def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, trap: str
@@ -217,18 +264,12 @@ def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     """Before: git alone was killed; the hook and its child ran on, one pair per write."""
     monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 2.0)
     pids = tmp_path / "pids"
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\n{trap}sleep 1000 &\necho $$ $! > {pids}\nwait\n", encoding="utf-8")
-    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    hanging_hook(repo, pids, trap)
     committed = (repo / REL).read_bytes()
     started = time.monotonic()
     error = write(agent)
     took = time.monotonic() - started
-    shell, child = (int(pid) for pid in pids.read_text(encoding="utf-8").split())
-    deadline = time.monotonic() + 5
-    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(shell) and not alive(child)
+    assert_gone(pids)
     assert took < 2.0 + 2 * 2.0 + 5  # the deadline and the stop's grace, not the hook's 1000 s
     assert error == (
         "git commit did not finish within 2 s (a hook still running?); git and its hooks "

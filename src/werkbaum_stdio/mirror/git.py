@@ -151,6 +151,9 @@ def run_git(
                     f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s "
                     "(a hook still running?); git and its hooks were stopped"
                 ) from None
+        except BaseException:  # Ctrl-C of `werkbaum mirror`: its own group no longer gets it
+            _stop_group(process)
+            raise
     done = subprocess.CompletedProcess(command, process.returncode, _decoded(out), _decoded(err))
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
