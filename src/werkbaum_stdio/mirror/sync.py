@@ -191,6 +191,7 @@ class Mirror:
         state = repo.state(name, found)
         if same and state.clean:
             return self._outcome("unchanged", fetched)
+        repo.check_committable(name)  # a refusal before anything is touched
         # Everything that can fail on the backend is asked before the file is touched.
         history = self.store.history(self.document)
         bound = repo.previous_version(name)
