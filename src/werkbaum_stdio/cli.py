@@ -131,8 +131,9 @@ def check(
     \b
     Severity: error for structural warnings (the text is read differently
     from what was meant), warning for content warnings (findings about the
-    plan). Exit status: 0 clean, 1 an error (any warning with --strict),
-    2 a file that could not be read or analysed. No files: exit 0.
+    plan). Every finding is listed. Exit status: 0 clean, 1 an error (any
+    warning with --strict), 2 a file or directory that could not be read or
+    analysed, or an output that cannot be written. No files: exit 0.
 
     \b
     Examples:

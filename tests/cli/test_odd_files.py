@@ -7,12 +7,14 @@ bytes that are not UTF-8, and files past the size limit.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -132,17 +134,7 @@ def test_a_file_its_reader_may_not_open(plans: Path) -> None:
     secret = plans / "secret.werkbaum"
     secret.write_text(GOOD, encoding="utf-8")
     secret.chmod(0o000)
-    as_user = _without_read_override(secret) if os.geteuid() == 0 else {}
-    result = subprocess.run(
-        [str(BIN / "werkbaum"), "check", "good.werkbaum", "secret.werkbaum", "broken.werkbaum"],
-        cwd=plans,
-        capture_output=True,
-        text=True,
-        env=PLAIN_ENV,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        **as_user,
-    )
+    result = _check_as_user(plans, secret, "good.werkbaum", "secret.werkbaum", "broken.werkbaum")
     assert_reported(result, "secret.werkbaum", "permission denied")
 
 
@@ -157,39 +149,39 @@ def _check_as_user(folder: Path, secret: Path, *args: str) -> subprocess.Complet
         env=PLAIN_ENV,
         stdin=subprocess.DEVNULL,
         timeout=120,
-        **as_user,  # type: ignore[call-overload]
+        **as_user,
     )
 
 
 UNLISTED = "a directory that cannot be listed: permission denied"
 
 
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[Path]:
+    """``folder`` with a plan inside, made and then locked (mode 0000) while in use."""
+    folder.mkdir(parents=True)
+    (folder / "inside.werkbaum").write_text(BROKEN, encoding="utf-8")
+    folder.chmod(0o000)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o755)
+
+
 def test_a_directory_that_cannot_be_listed_is_one_diagnostic(plans: Path) -> None:
     """Named as an argument (the walk's top) it is the one diagnostic, exit 2; not the note
     "no plan files to check" and exit 0."""
-    locked = plans / "locked"
-    locked.mkdir()
-    (locked / "inside.werkbaum").write_text(BROKEN, encoding="utf-8")
-    locked.chmod(0o000)
-    try:
-        result = _check_as_user(plans, locked, "locked")
-    finally:
-        locked.chmod(0o755)
+    with locked(plans / "locked") as secret:
+        result = _check_as_user(plans, secret, "locked")
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stdout == f"locked: error unreadable: {UNLISTED}\n"
     assert result.stderr == "1 error, 0 warnings in 1 file (1 checked)\n"
 
 
 def test_a_directory_below_that_cannot_be_listed_is_reported_in_walk_order(plans: Path) -> None:
-    (plans / "a").mkdir()
-    (plans / "a" / "locked").mkdir()
-    (plans / "a" / "z.werkbaum").write_text(BROKEN, encoding="utf-8")
-    locked = plans / "a" / "locked"
-    locked.chmod(0o000)
-    try:
-        result = _check_as_user(plans, locked, ".")
-    finally:
-        locked.chmod(0o755)
+    with locked(plans / "a" / "locked") as secret:
+        (plans / "a" / "z.werkbaum").write_text(BROKEN, encoding="utf-8")
+        result = _check_as_user(plans, secret, ".")
     assert result.returncode == 2, result.stdout + result.stderr
     assert [line.split(": error ")[0] for line in result.stdout.splitlines()] == [
         "./broken.werkbaum:1:1",
@@ -219,12 +211,12 @@ def test_every_directory_the_walk_cannot_list_is_a_plan_with_its_problem(
     names = PlanNames.with_globs(())
     found = expand([str(tmp_path / "deep"), str(tmp_path / "top")], names, "<stdin>")
     assert [(Path(p.name).relative_to(tmp_path).as_posix(), p.problem) for p in found] == [
-        ("deep/gone", "a directory that cannot be listed: input/output error"),
         ("deep/p.werkbaum", None),
+        ("deep/gone", "a directory that cannot be listed: input/output error"),
         ("top", "a directory that cannot be listed: input/output error"),
     ]
     with pytest.raises(Unreadable, match="cannot be listed"):
-        read_plan(found[0])
+        read_plan(found[1])
 
 
 PR_CAPBSET_DROP = 24
