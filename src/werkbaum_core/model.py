@@ -182,6 +182,9 @@ class View:
     columns: bool = False
     """Give each warning the ``column`` (1-based, in characters) where its token is
     written on its line (a mixed gate: on the sibling's line), for diagnostics."""
+    every_warning: bool = False
+    """List every warning, not the first 1,000 (``warningsCut``): ``werkbaum check``,
+    whose exit status depends on all of them; never for an agent."""
 
     def payload(self) -> dict[str, Any]:
         """The facade's names for the options that are set."""
@@ -198,6 +201,8 @@ class View:
             out["maxDepth"] = self.max_depth
         if self.columns:
             out["columns"] = True
+        if self.every_warning:
+            out["everyWarning"] = True
         return out
 
 

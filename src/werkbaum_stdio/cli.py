@@ -43,7 +43,7 @@ from werkbaum_stdio.render_cli import (
     write_picture,
 )
 from werkbaum_stdio.report import inspect_report
-from werkbaum_stdio.terminal import MIN_WIDTH, use_colour, width
+from werkbaum_stdio.terminal import MIN_WIDTH, is_terminal, use_colour, width
 
 EXIT_MIRROR_FETCH = 1
 EXIT_MIRROR_USAGE = 2
@@ -131,8 +131,9 @@ def check(
     \b
     Severity: error for structural warnings (the text is read differently
     from what was meant), warning for content warnings (findings about the
-    plan). Exit status: 0 clean, 1 an error (any warning with --strict),
-    2 a file that could not be read or analysed. No files: exit 0.
+    plan). Every finding is listed. Exit status: 0 clean, 1 an error (any
+    warning with --strict), 2 a file or directory that could not be read or
+    analysed, or an output that cannot be written. No files: exit 0.
 
     \b
     Examples:
@@ -172,7 +173,9 @@ def check(
 
 def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
     try:
-        analysis = engine.analyze(text, include=["tree", "warnings"], view=View(columns=True))
+        analysis = engine.analyze(
+            text, include=["tree", "warnings"], view=View(columns=True, every_warning=True)
+        )
     except WerkbaumError as exc:
         return [diag.failure(name, diag.NOT_ANALYSED, exc.message)]
     return diag.from_analysis(name, analysis)
@@ -278,7 +281,7 @@ def render(
       werkbaum render plan.werkbaum -o plan.svg --expand
       werkbaum render --id shop.build --format svg plan.werkbaum > shop.svg
     """
-    if output is None and sys.stdout.isatty():
+    if output is None and is_terminal(sys.stdout):
         raise click.UsageError(
             "not writing the picture to a terminal: pass -o FILE.html or -o FILE.svg, "
             "or redirect the output"
@@ -300,8 +303,12 @@ def render(
             picture = draw(eng, text, title=title, node=node, expand=expand, fmt=chosen)
     except WerkbaumError as exc:
         fail(f"{file}: {exc.message}", diag.EXIT_UNREADABLE)
+    if output is None:
+        write_picture(picture, sys.stdout.buffer)  # a failure is the command line's (exit 2)
+        return
     try:
-        write_picture(picture, output)
+        with output.open("wb") as stream:
+            write_picture(picture, stream)
     except OSError as exc:
         fail(f"{output}: {exc.strerror or exc}", diag.EXIT_UNREADABLE)
 
@@ -357,4 +364,4 @@ def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -
 
 def main() -> None:
     """Console entry point of ``werkbaum``: a bad argument is one line on stderr, exit 2."""
-    run(app, "werkbaum")
+    run(app, "werkbaum", human=True)

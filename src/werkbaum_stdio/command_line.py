@@ -13,8 +13,10 @@ beats a framed box.
 from __future__ import annotations
 
 import re
+import signal
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -22,6 +24,8 @@ import click
 from werkbaum_core import __version__, display
 from werkbaum_core.engine import EXECUTORS
 from werkbaum_core.errors import WerkbaumError
+from werkbaum_stdio import std_streams
+from werkbaum_stdio.terminal import is_terminal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,25 +90,67 @@ def probe_backends(
         fail(exc.message, code, prog)
 
 
-def run(command: click.Command, prog: str) -> NoReturn:
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: 128 + SIGINT, as shells report a command that SIGINT ended."""
+
+
+class Interrupted(BaseException):
+    """Ctrl-C in the human command line. Not :class:`KeyboardInterrupt`, which click
+    answers with a blank line of its own (and then exit 1, a broken plan's status)."""
+
+
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    raise Interrupted
+
+
+def run(command: click.Command, prog: str, *, human: bool = False) -> NoReturn:
     """Run ``command`` as the console script ``prog`` and exit with its status.
 
     click's own error output is a usage line plus an ``Error:`` line; here a bad
-    argument is one line naming the command and where help is, exit 2.
+    argument is one line naming the command and where help is, exit 2. With ``human``
+    (``werkbaum``, whose output people redirect to files and pipes): an output that
+    cannot be written is one line and exit 2 as well (:mod:`std_streams`), and Ctrl-C
+    is one line and exit 130.
     """
+    if human:
+        std_streams.guard()
+        signal.signal(signal.SIGINT, _interrupted)
     try:
-        code = command.main(prog_name=prog, standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
-        sys.exit(exc.exit_code)
-    except click.UsageError as exc:
-        where = exc.ctx.command_path if exc.ctx else prog
-        message = _LINE_BREAK.sub(" ", exc.format_message().strip())
-        message = _SUGGESTION.sub(lambda m: f" (did you mean {m[1]}?)", message).rstrip(".")
-        click.echo(f"{where}: {display.terminal(message)}; see {where} --help", err=True)
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        fail(exc.format_message(), exc.exit_code, prog)
-    except click.exceptions.Abort:
-        fail("aborted", 1, prog)
+        try:
+            code = command.main(prog_name=prog, standalone_mode=False)
+            std_streams.flush()
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+            code = exc.exit_code
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else prog
+            message = _LINE_BREAK.sub(" ", exc.format_message().strip())
+            message = _SUGGESTION.sub(lambda m: f" (did you mean {m[1]}?)", message).rstrip(".")
+            click.echo(f"{where}: {display.terminal(message)}; see {where} --help", err=True)
+            code = exc.exit_code
+        except click.ClickException as exc:
+            fail(exc.format_message(), exc.exit_code, prog)
+        except (click.exceptions.Abort, Interrupted):
+            _aborted(prog)
+        except SystemExit as exc:
+            std_streams.flush()  # what the command wrote before its exit status
+            raise exc
+    except std_streams.OutputFailed as exc:
+        _last_words(prog, str(exc))
+    except Interrupted:  # while the output was written
+        _aborted(prog)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _aborted(prog: str) -> NoReturn:
+    """Ctrl-C: "PROG: aborted", on a line of its own after the terminal's ``^C`` echo."""
+    start = "\n" if is_terminal(sys.stderr) else ""
+    _last_words(prog, "aborted", start, EXIT_INTERRUPTED)
+
+
+def _last_words(prog: str, message: str, start: str = "", code: int = 2) -> NoReturn:
+    """One line on stderr if it can still be written, then exit ``code``."""
+    with suppress(std_streams.OutputFailed, OSError):
+        click.echo(f"{start}{prog}: {message}", err=True)
+        std_streams.flush()
+    sys.exit(code)

@@ -49,10 +49,15 @@ class Unreadable(Exception):
 
 @attrs.frozen
 class PlanArg:
-    """One plan to check: ``name`` as shown in diagnostics; ``path`` None is stdin."""
+    """One plan to check: ``name`` as shown in diagnostics; ``path`` None is stdin.
+
+    ``problem`` is why it cannot be read, known before reading (a directory of a walk
+    that could not be listed).
+    """
 
     name: str
     path: Path | None
+    problem: str | None = None
 
 
 def expand(args: Sequence[str], names: PlanNames, stdin_name: str) -> list[PlanArg]:
@@ -60,9 +65,10 @@ def expand(args: Sequence[str], names: PlanNames, stdin_name: str) -> list[PlanA
 
     A directory stands for the plan files below it (the names the file store takes
     for plans, sorted, depth first; the folders its listing skips — hidden ones such
-    as ``.git``, ``node_modules`` — and symlinked folders below it are skipped). Every
-    other argument is taken as given, even when it does not exist or is no plan file:
-    the reader reports it, so nothing is dropped
+    as ``.git``, ``node_modules`` — and symlinked folders below it are skipped); a
+    directory that cannot be listed, the argument or one below it, is a plan with a
+    :attr:`PlanArg.problem`. Every other argument is taken as given, even when it does
+    not exist or is no plan file: the reader reports it, so nothing is dropped
     silently. A file reached twice is checked once.
     """
     seen: set[str] = set()
@@ -71,7 +77,7 @@ def expand(args: Sequence[str], names: PlanNames, stdin_name: str) -> list[PlanA
         if arg == STDIN:
             found: Iterable[PlanArg] = [PlanArg(stdin_name, None)]
         elif os.path.isdir(arg):
-            found = (PlanArg(p, Path(p)) for p in _walk(arg, names))
+            found = _walk(arg, names)
         else:
             found = [PlanArg(arg, Path(arg))]
         for plan in found:
@@ -82,19 +88,43 @@ def expand(args: Sequence[str], names: PlanNames, stdin_name: str) -> list[PlanA
     return out
 
 
-def _walk(top: str, names: PlanNames) -> Iterator[str]:
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+def _walk(top: str, names: PlanNames) -> Iterator[PlanArg]:
+    """The plans below ``top``, and each directory ``os.walk`` could not list, in walk
+    order (``os.walk`` reports those to ``onerror`` and goes on, else silently)."""
+    unlisted: list[OSError] = []
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unlisted.append, followlinks=False):
+        yield from _unlisted(unlisted, top)
         dirnames[:] = sorted(d for d in dirnames if walked_dir(d))
         for name in sorted(filenames):
             if names.matches(name):
-                yield os.path.join(dirpath, name)
+                path = os.path.join(dirpath, name)
+                yield PlanArg(path, Path(path))
+    yield from _unlisted(unlisted, top)
+
+
+def _unlisted(errors: list[OSError], top: str) -> Iterator[PlanArg]:
+    for exc in errors:
+        where = exc.filename if isinstance(exc.filename, str) else top
+        yield PlanArg(where, Path(where), f"a directory that cannot be listed: {_os_reason(exc)}")
+    errors.clear()
 
 
 def read_plan(plan: PlanArg) -> str:
     """The plan's text (UTF-8, a leading BOM dropped), or :class:`Unreadable`."""
+    if plan.problem is not None:
+        raise Unreadable(plan.problem)
     if plan.path is None:
-        return _decode(_read_bounded(sys.stdin.buffer))
+        return _decode(_read_stdin())
     return _decode(_read_regular_file(plan.path))
+
+
+def _read_stdin() -> bytes:
+    if sys.stdin is None:  # the descriptor was closed when the process started
+        raise Unreadable("standard input is closed")
+    try:
+        return _read_bounded(sys.stdin.buffer)
+    except OSError as exc:
+        raise Unreadable(f"standard input: {_os_reason(exc)}") from None
 
 
 def _read_regular_file(path: Path) -> bytes:
@@ -152,4 +182,6 @@ def _os_reason(exc: OSError) -> str:
         return "no such file"
     if exc.errno == errno.EACCES:
         return "permission denied"
+    if exc.errno == errno.EBADF:
+        return "closed or not open for reading"
     return (exc.strerror or str(exc)).lower()

@@ -7,9 +7,8 @@ result byte for byte, so that every executor gives the same file.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from werkbaum_core import Engine
 from werkbaum_core.engine import check_text_size
@@ -66,11 +65,7 @@ def draw(
     return picture
 
 
-def write_picture(picture: str, output: Path | None) -> None:
-    """Write the picture as UTF-8 to ``output``, or to stdout (bytes, whatever the locale)."""
-    data = picture.encode("utf-8")
-    if output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        output.write_bytes(data)
+def write_picture(picture: str, stream: BinaryIO) -> None:
+    """Write the picture as UTF-8 bytes (whatever the locale) to ``stream``, flushed."""
+    stream.write(picture.encode("utf-8"))
+    stream.flush()

@@ -134,7 +134,7 @@ def _points(value: Number) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _place(d: Diagnostic) -> str:
@@ -150,13 +150,17 @@ def inspect_report(
     width: int,
     subtree: str | None = None,
 ) -> list[str]:
-    """The readable ``werkbaum inspect`` output: tree, path summary, load, warnings, key."""
+    """The readable ``werkbaum inspect`` output: tree, path summary, load, warnings, key.
+
+    The warnings are those the engine listed (at most 1,000, ``warningsCut`` says how many
+    there are), as ``--json`` and the tools have them."""
     nodes = analysis.nodes()
     plan = analysis.path
     needed = set(plan.needed) if plan else set()
     stations = list(plan.stations) if plan else []
     scope = f" #{subtree}" if subtree else ""
-    heading = f"{name}{scope}: {_count(len(nodes), 'node')}, {_count(len(diagnostics), 'warning')}"
+    total = analysis.warnings_cut.total if analysis.warnings_cut else len(diagnostics)
+    heading = f"{name}{scope}: {_count(len(nodes), 'node')}, {_count(total, 'warning')}"
     out = [*wrap(heading.split(" "), "", "  ", width), ""]
     out += tree_lines(analysis.tree or (), needed, set(stations), width)
     if plan is not None:
@@ -179,5 +183,9 @@ def inspect_report(
         for d in diagnostics:
             head = f"  {_place(d)}{d.severity} {d.type}: "
             out += wrap(d.message.split(), head, "      ", width)
+        listed = len(diagnostics)
+        if total > listed:  # the engine lists the first 1,000, as to the tools
+            note = f"… and {total - listed:,} more (the first {listed:,} are listed)"
+            out += wrap(note.split(), "  ", "    ", width)
     out += ["", *wrap(KEY, "", "     ", width)]
     return out

@@ -24,13 +24,18 @@ MIN_WIDTH = 20
 """Narrower output cannot show a tree line's prefix and a word beside it."""
 
 
-def use_colour(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO | None) -> bool:
+    """``stream`` is a terminal; a closed stream (None) is not."""
+    return stream is not None and stream.isatty()
+
+
+def use_colour(stream: TextIO | None) -> bool:
     """Colour for ``stream``: ``NO_COLOR`` wins, then ``FORCE_COLOR``, then a tty."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return stream.isatty() and os.environ.get("TERM") != "dumb"
+    return is_terminal(stream) and os.environ.get("TERM") != "dumb"
 
 
 def width(requested: int | None) -> int:

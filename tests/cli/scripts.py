@@ -11,7 +11,11 @@ from typing import Any
 
 BIN = Path(sys.executable).parent
 SNAPSHOTS = Path(__file__).with_name("snapshots")
-PLAIN_ENV = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS")}
+PLAIN_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if k not in ("NO_COLOR", "FORCE_COLOR", "COLUMNS", "GITHUB_WORKSPACE")
+}
 """The environment without the variables the CLI reads, so each test sets its own."""
 
 

@@ -72,7 +72,9 @@ def expected_columns(text: str) -> dict[str, tuple[int, int]]:
 
 
 def columns(engine: Engine, text: str) -> dict[str, tuple[int, int]]:
-    analysis = engine.analyze(text, include=["warnings"], view=View(columns=True))
+    analysis = engine.analyze(
+        text, include=["warnings"], view=View(columns=True, every_warning=True)
+    )
     out: dict[str, tuple[int, int]] = {}
     for w in analysis.warnings or ():
         assert w.type == "unknownDep", w

@@ -113,3 +113,49 @@ def test_json_has_every_diagnostic_and_the_counts(folder: Path) -> None:
     assert {"file": "binary.werkbaum", "severity": "error", "type": "unreadable"}.items() <= (
         document["diagnostics"][-1].items()
     )
+
+
+def _places(out: str, fmt: str) -> list[str]:
+    if fmt == "github":
+        return [re.sub(r"^::\w+ file=([^,]*),.*$", r"\1", x) for x in out.splitlines()]
+    return [
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(out)["runs"][0]["results"]
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif"])
+def test_files_are_named_as_github_places_them(tmp_path: Path, fmt: str) -> None:
+    """Relative to $GITHUB_WORKSPACE (the checkout), '/'-separated, no './', also when the
+    step runs in a folder below it or names the file by its absolute path; a file outside
+    the workspace keeps its absolute path."""
+    workspace = tmp_path / "repo"
+    (workspace / "plans" / "team").mkdir(parents=True)
+    broken = PLANS["broken.werkbaum"]
+    (workspace / "plans" / "team" / "a.werkbaum").write_text(broken, encoding="utf-8")
+    (tmp_path / "outside.werkbaum").write_text("[z] Plan\n", encoding="utf-8")
+    args = (".", str(workspace / "plans" / "team" / "a.werkbaum"), "../../outside.werkbaum")
+    result = run(
+        "check",
+        "--format",
+        fmt,
+        *args,
+        cwd=workspace / "plans",
+        env={"GITHUB_WORKSPACE": str(workspace)},
+    )
+    assert result.returncode == 1, result.stderr
+    outside = tmp_path.as_posix() + "/outside.werkbaum"
+    expected = ["plans/team/a.werkbaum"] * 6 + [  # 3 findings, the file named twice
+        outside if fmt == "github" else f"file://{outside}"
+    ]
+    assert _places(result.stdout, fmt) == expected
+
+
+def test_without_a_workspace_files_are_relative_to_the_working_directory(tmp_path: Path) -> None:
+    """The README's CI step, ``werkbaum check --format github .``, outside Actions."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / "a.werkbaum").write_text(PLANS["broken.werkbaum"], encoding="utf-8")
+    result = run("check", "--format", "github", ".", cwd=tmp_path)
+    assert set(_places(result.stdout, "github")) == {"plans/a.werkbaum"}
+    absolute = run("check", "--format", "github", tmp_path / "plans" / "a.werkbaum", cwd=tmp_path)
+    assert set(_places(absolute.stdout, "github")) == {"plans/a.werkbaum"}

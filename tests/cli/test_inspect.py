@@ -134,3 +134,26 @@ def test_the_readme_shows_real_output() -> None:
     real = run("inspect", "--width", "80", "examples/launch.werkbaum", cwd=REPO).stdout.splitlines()
     missing = [line for line in shown if line.strip() != "…" and line not in real]
     assert not missing, missing
+
+
+def test_warnings_are_cut_as_the_tools_and_json_cut_them(tmp_path: Path) -> None:
+    """1,500 stray lines: the first 1,000 listed, the rest counted (``warningsCut``), as in
+    ``--json``; the heading counts them all with a thousands separator. ``check`` still
+    lists every one (its exit status depends on all)."""
+    (tmp_path / "p.werkbaum").write_text("---\n" + "x\n" * 1500, encoding="utf-8")
+    text = run("inspect", "p.werkbaum", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0] == "p.werkbaum: 0 nodes, 1,500 warnings"
+    listed = [x for x in lines if x.startswith("  L") and "descStray" in x]
+    assert (listed[0].split(":")[0], listed[-1].split(":")[0], len(listed)) == (
+        "  L2",
+        "  L1001",
+        1000,
+    )
+    assert "  … and 500 more (the first 1,000 are listed)" in lines
+    data = json.loads(run("inspect", "--json", "p.werkbaum", cwd=tmp_path).stdout)
+    assert (len(data["warnings"]), data["warningsCut"]) == (1000, {"listed": 1000, "total": 1500})
+    check = run("check", "p.werkbaum", cwd=tmp_path)
+    assert (check.returncode, len(check.stdout.splitlines())) == (1, 1500)
+    assert check.stderr == "1,500 errors, 0 warnings in 1 file (1 checked)\n"

@@ -7,17 +7,22 @@ bytes that are not UTF-8, and files past the size limit.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli.scripts import BIN, PLAIN_ENV, run
 from werkbaum_core import MAX_TEXT_CHARS
+from werkbaum_stdio.plan_names import PlanNames
+from werkbaum_stdio.planfiles import Unreadable, expand, read_plan
 
 GOOD = "[ ] Plan\n  - [ ] A (S)\n"
 BROKEN = "[z] Plan\n"
@@ -129,10 +134,16 @@ def test_a_file_its_reader_may_not_open(plans: Path) -> None:
     secret = plans / "secret.werkbaum"
     secret.write_text(GOOD, encoding="utf-8")
     secret.chmod(0o000)
+    result = _check_as_user(plans, secret, "good.werkbaum", "secret.werkbaum", "broken.werkbaum")
+    assert_reported(result, "secret.werkbaum", "permission denied")
+
+
+def _check_as_user(folder: Path, secret: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``werkbaum check ARGS…`` in ``folder`` as a process that may not read ``secret``."""
     as_user = _without_read_override(secret) if os.geteuid() == 0 else {}
-    result = subprocess.run(
-        [str(BIN / "werkbaum"), "check", "good.werkbaum", "secret.werkbaum", "broken.werkbaum"],
-        cwd=plans,
+    return subprocess.run(
+        [str(BIN / "werkbaum"), "check", *args],
+        cwd=folder,
         capture_output=True,
         text=True,
         env=PLAIN_ENV,
@@ -140,7 +151,72 @@ def test_a_file_its_reader_may_not_open(plans: Path) -> None:
         timeout=120,
         **as_user,
     )
-    assert_reported(result, "secret.werkbaum", "permission denied")
+
+
+UNLISTED = "a directory that cannot be listed: permission denied"
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[Path]:
+    """``folder`` with a plan inside, made and then locked (mode 0000) while in use."""
+    folder.mkdir(parents=True)
+    (folder / "inside.werkbaum").write_text(BROKEN, encoding="utf-8")
+    folder.chmod(0o000)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_directory_that_cannot_be_listed_is_one_diagnostic(plans: Path) -> None:
+    """Named as an argument (the walk's top) it is the one diagnostic, exit 2; not the note
+    "no plan files to check" and exit 0."""
+    with locked(plans / "locked") as secret:
+        result = _check_as_user(plans, secret, "locked")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == f"locked: error unreadable: {UNLISTED}\n"
+    assert result.stderr == "1 error, 0 warnings in 1 file (1 checked)\n"
+
+
+def test_a_directory_below_that_cannot_be_listed_is_reported_in_walk_order(plans: Path) -> None:
+    with locked(plans / "a" / "locked") as secret:
+        (plans / "a" / "z.werkbaum").write_text(BROKEN, encoding="utf-8")
+        result = _check_as_user(plans, secret, ".")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert [line.split(": error ")[0] for line in result.stdout.splitlines()] == [
+        "./broken.werkbaum:1:1",
+        "./a/z.werkbaum:1:1",  # a folder's files come before its subfolders
+        "./a/locked",
+    ]
+    assert f"./a/locked: error unreadable: {UNLISTED}" in result.stdout
+    assert result.stderr == "3 errors, 0 warnings in 3 files (4 checked)\n"
+
+
+def test_every_directory_the_walk_cannot_list_is_a_plan_with_its_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where permissions cannot be tested (root with its capabilities, other systems): the
+    walk's listing fails as it would, through ``os.walk``'s own ``scandir``."""
+    (tmp_path / "deep" / "gone").mkdir(parents=True)
+    (tmp_path / "deep" / "p.werkbaum").write_text(GOOD, encoding="utf-8")
+    real = os.scandir
+
+    def scandir(path: str) -> object:
+        if os.path.basename(path) in ("gone", "top"):
+            raise OSError(errno.EIO, "Input/output error", path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    (tmp_path / "top").mkdir()
+    names = PlanNames.with_globs(())
+    found = expand([str(tmp_path / "deep"), str(tmp_path / "top")], names, "<stdin>")
+    assert [(Path(p.name).relative_to(tmp_path).as_posix(), p.problem) for p in found] == [
+        ("deep/p.werkbaum", None),
+        ("deep/gone", "a directory that cannot be listed: input/output error"),
+        ("top", "a directory that cannot be listed: input/output error"),
+    ]
+    with pytest.raises(Unreadable, match="cannot be listed"):
+        read_plan(found[1])
 
 
 PR_CAPBSET_DROP = 24
@@ -156,12 +232,17 @@ def _drop_read_override() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
+_PROBE = "import os, sys; p = sys.argv[1]; os.listdir(p) if os.path.isdir(p) else open(p, 'rb')"
+"""Read the file or list the directory named by the argument."""
+
+
 def _without_read_override(secret: Path) -> dict[str, object]:
     """``subprocess`` arguments for a root child that file modes apply to, after checking
-    that the child really cannot read ``secret`` (else the test is skipped, saying why)."""
+    that the child really cannot read the file or list the directory ``secret`` (else the
+    test is skipped, saying why)."""
     try:
         probe = subprocess.run(
-            [sys.executable, "-c", f"open({str(secret)!r}, 'rb')"],
+            [sys.executable, "-c", _PROBE, str(secret)],
             preexec_fn=_drop_read_override,
             capture_output=True,
             timeout=60,
@@ -169,7 +250,7 @@ def _without_read_override(secret: Path) -> dict[str, object]:
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"running as root and cannot drop CAP_DAC_OVERRIDE here: {exc}")
     if b"PermissionError" not in probe.stderr:
-        pytest.skip("running as root, and without CAP_DAC_OVERRIDE the file is still readable")
+        pytest.skip("running as root, and without CAP_DAC_OVERRIDE it is still readable")
     return {"preexec_fn": _drop_read_override}
 
 

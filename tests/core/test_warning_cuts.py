@@ -14,7 +14,7 @@ from tests.conftest import REFERENCE_PLAN
 from tests.core.one_store import OneStore
 from werkbaum_core import Blocked, Engine, TooLarge, checksum
 from werkbaum_core.convert import converter
-from werkbaum_core.model import WarningsCut
+from werkbaum_core.model import View, WarningsCut
 from werkbaum_core.rules import schemas
 from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
 from werkbaum_core.rules.pipeline import WriteRequest, write
@@ -157,3 +157,15 @@ def test_the_backstop_counts_the_answer_as_sent_both_copies_escaped(
     assert info.value.to_json()["error"]["size"] == sent
     monkeypatch.setattr(schemas, "MAX_ANSWER_CHARS", sent)
     assert "tree" in inspect.call(services, args, Caller()).data
+
+
+def test_columns_are_cut_too_unless_every_warning_is_asked(engine: Engine) -> None:
+    """``werkbaum inspect``'s report (columns) lists what the tools list; only
+    ``werkbaum check`` (every_warning, its exit status depends on all) gets them all."""
+    cut = engine.analyze(strays(MANY), include=["warnings"], view=View(columns=True))
+    assert cut.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY)
+    assert len(cut.warnings or ()) == MAX_WARNINGS
+    assert all(w.fields.get("column") == 1 for w in cut.warnings or ())
+    every = View(columns=True, every_warning=True)
+    whole = engine.analyze(strays(MANY), include=["warnings"], view=every)
+    assert (len(whole.warnings or ()), whole.warnings_cut) == (MANY, None)

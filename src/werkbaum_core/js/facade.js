@@ -623,15 +623,13 @@ function analyze(payload) {
       // (the parent's) has it, not the first child's alone.
       list = list.filter((w) => !w.line || (lines.has(w.line) && (w.type !== 'mixedGate' || lines.has(w.siblingLine))));
     }
-    if (payload.columns === true) {
-      // The CLI's check (the one caller of columns) reports every finding, and
-      // its exit code depends on all of them; nothing of it reaches an agent.
-      result.warnings = withColumns(list.map(warningJson), text);
-    } else {
-      const { items, cut } = listed(list, warningJson);
-      result.warnings = items;
-      if (cut) result.warningsCut = cut;
-    }
+    // The CLI's check (everyWarning, never an agent's) reports every finding:
+    // its exit code depends on all of them. Every other caller gets the cut.
+    const { items, cut } = payload.everyWarning === true
+      ? { items: list.map(warningJson), cut: null }
+      : listed(list, warningJson);
+    result.warnings = payload.columns === true ? withColumns(items, text) : items;
+    if (cut) result.warningsCut = cut;
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);

@@ -5,6 +5,8 @@ at ``::`` and its properties at ``,`` and ``=`` after ``:``, so values are
 escaped as the runner expects: in the message ``%``, CR and LF; in property
 values also ``:`` and ``,`` (percent-encoded, which the runner decodes). A file name that
 is not UTF-8 is given in its display form (:func:`display.text`), as the log is UTF-8.
+The file is named as GitHub places it (:func:`places.workspace_path`): relative to the
+workspace, without ``./``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 
 from werkbaum_core import display
 from werkbaum_stdio.diagnostics import Diagnostic
+from werkbaum_stdio.formats.places import workspace_path
 
 
 def escape_data(value: str) -> str:
@@ -24,7 +27,7 @@ def escape_property(value: str) -> str:
 
 
 def command(d: Diagnostic) -> str:
-    properties = [f"file={escape_property(display.text(d.file))}"]
+    properties = [f"file={escape_property(display.text(workspace_path(d.file)))}"]
     if d.line is not None:
         properties.append(f"line={d.line}")
         if d.column is not None:

@@ -1,9 +1,10 @@
 """SARIF 2.1.0 (the OASIS standard), shaped for GitHub code scanning's upload.
 
 GitHub needs, beyond the schema: a rule per ``ruleId`` in ``tool.driver.rules``,
-a ``physicalLocation`` with a relative URI and a ``region.startLine`` on every
-result. A finding without a line (a whole-plan warning, an unreadable file) is
-therefore placed on line 1 of its file. Columns count Unicode code points
+a ``physicalLocation`` with a URI relative to the checkout (:func:`places.workspace_path`;
+a file outside it has a ``file://`` URI) and a ``region.startLine`` on every result. A
+finding without a line (a whole-plan warning, an unreadable file) is therefore placed on
+line 1 of its file. Columns count Unicode code points
 (``columnKind``), as the text format does. A URI percent-encodes the file name's bytes, so
 a name that is not UTF-8 is exact there too (``caf%E9.werkbaum``, RFC 3986); in texts it
 is in its display form (:func:`display.text`).
@@ -20,6 +21,7 @@ from urllib.parse import quote
 
 from werkbaum_core import __version__, display
 from werkbaum_stdio.diagnostics import SUMMARIES, Diagnostic
+from werkbaum_stdio.formats.places import workspace_path
 
 SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -27,9 +29,9 @@ SCHEMA = (
 
 
 def _uri(file: str) -> str:
-    path = PurePath(file)
-    quoted = quote(os.fsencode(path.as_posix()))
-    return "file://" + quoted if path.is_absolute() else quoted
+    path = workspace_path(file)
+    quoted = quote(os.fsencode(path))
+    return "file://" + quoted if PurePath(path).is_absolute() else quoted
 
 
 def _rule(type_: str, severity: str) -> dict[str, Any]:
