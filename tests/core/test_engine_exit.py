@@ -259,14 +259,29 @@ print("main done", flush=True)
 """
 
 
+LATE_START = """\
+import time
+from werkbaum_core.engine.v8_isolate import Isolate
+real_call = Isolate.call
+def late(self, *args, **kwargs):
+    time.sleep(1.0)  # the lock is held, the JS not started when the program ends
+    return real_call(self, *args, **kwargs)
+Isolate.call = late
+"""
+
+
+@pytest.mark.parametrize("start", ["running", "not yet started"])
 def test_a_program_ending_while_a_daemon_thread_is_in_a_v8_call_exits_promptly(
-    tmp_path: Path,
+    tmp_path: Path, start: str
 ) -> None:
-    # The call would run into its 30 s limit; the exit hook stops it instead of waiting.
+    # The call would run into its 30 s limit; the exit hook stops it instead of waiting,
+    # also when it holds the executor but its JS has not started yet (a loaded machine:
+    # an interrupt before the JS runs is lost, and the process aborted at exit).
     slow = tmp_path / "slow.js"
     slow.write_text("globalThis.werkbaum.spin = () => { for (;;) {} };\n", encoding="utf-8")
     program = tmp_path / "midcall.py"
-    program.write_text(MIDCALL_PROGRAM, encoding="utf-8")
+    prelude = LATE_START if start == "not yet started" else ""
+    program.write_text(prelude + MIDCALL_PROGRAM, encoding="utf-8")
     process = subprocess.Popen(
         [sys.executable, str(program), str(slow)],
         stdout=subprocess.PIPE,

@@ -27,6 +27,7 @@ import atexit
 import json
 import re
 import threading
+import time
 import weakref
 from typing import TYPE_CHECKING
 
@@ -253,11 +254,17 @@ class V8Executor:
         """Close, stopping a call in flight first: a daemon thread's call must not
         hold the interpreter's exit for its whole time limit."""
         if not self._lock.acquire(blocking=False):
-            isolate = self._isolate
-            if isolate is not None:
-                isolate.interrupt()
-            if not self._lock.acquire(timeout=EXIT_WAIT):
-                return  # the call did not let go: leave its context to the process's end
+            # Again and again: a call may hold the lock and not have started its JS yet
+            # (a loaded machine), and an interrupt before the JS runs is lost.
+            deadline = time.monotonic() + EXIT_WAIT
+            while True:
+                isolate = self._isolate
+                if isolate is not None:
+                    isolate.interrupt()
+                if self._lock.acquire(timeout=0.05):
+                    break
+                if time.monotonic() >= deadline:
+                    return  # the call did not let go: leave its context to the process's end
         try:
             self._discard()
             _open.discard(self)
