@@ -159,8 +159,8 @@ def test_a_failed_commit_without_a_hand_edit_leaves_a_later_save_too(
     assert outcome is not None
     assert (repo / REL).read_text(encoding="utf-8").endswith(LATE)
     assert outcome["error"].endswith(
-        "; the index is as it was; the file was changed again after the mirror wrote it, "
-        "so it was left as it is"
+        "; the file was changed again after the mirror wrote it, so it was left as it is; "
+        "the index is as it was"
     )
     assert stashes(repo) == []
 
@@ -176,6 +176,26 @@ def test_a_failed_commit_still_puts_back_a_file_nobody_touched(
         "the file and the index are as they were"
     )
     assert (repo / REL).read_text(encoding="utf-8") == HAND and stashes(repo) == []
+
+
+def test_a_put_back_that_restores_the_file_but_not_the_index_says_just_that(
+    repo: Path, setup: tuple[str, Agent]
+) -> None:
+    """attack-sync F7: with a stale ``.git/index.lock`` the error said "putting the file
+    back failed too" while the file was back."""
+    _, agent = setup
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    (repo / ".git" / "index.lock").write_text("", encoding="utf-8")
+    _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert outcome is not None
+    error = outcome["error"]
+    assert (repo / REL).read_text(encoding="utf-8") == HAND
+    [entry] = stashes(repo)
+    assert "; the file is as it was; putting its index entry back failed (" in error
+    assert error.endswith(
+        f"; the hand edit the mirror overwrote is in git stash {entry.split()[0]}"
+    )
+    assert "failed too" not in error
 
 
 def test_the_cron_command_stashes_a_save_made_while_it_waited_for_the_history(

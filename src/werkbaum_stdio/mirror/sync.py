@@ -300,30 +300,30 @@ class Mirror:
         report, true in every case.
 
         The file is put back only if it still holds what the mirror wrote — a
-        save by hand since then stays, and then the stash (the hand edit the
-        mirror overwrote) stays too. The stash is dropped only when the file
-        and the index both hold the hand edit again.
+        save by hand since then stays as it is. The index entry is put back
+        whatever became of the file. The stash is dropped only when the file
+        and the index both hold the hand edit again; otherwise the report
+        names it.
         """
         assert self.repo is not None
-        said = str(failure)
-        kept = f"git stash {run.kept}" if run.kept else None
         try:
             file_back = run.restore_file(self.target)
+            file_said = "the file is as it was" if file_back else _LEFT
         except FileProblem as exc:
-            where = f"; the hand edit is in {kept}" if kept else ""
-            return f"{said}; putting the file back failed ({exc}){where}"
+            file_back, file_said = False, f"putting the file back failed ({exc})"
         try:
             self.repo.set_index_entry(self.file.name, run.index)
+            index_back, index_said = True, "the index is as it was"
         except GitError as exc:
-            file_said = "the file is as it was" if file_back else _LEFT
-            where = f"; the hand edit is in {kept}" if kept else ""
-            return f"{said}; {file_said}, but putting its index entry back failed ({exc}){where}"
-        if not file_back:
-            where = f"; the hand edit the mirror overwrote is in {kept}" if kept else ""
-            return f"{said}; the index is as it was; {_LEFT}{where}"
-        if run.kept is not None:
-            self.repo.drop_stash(run.kept)  # the hand edit is back in the file
-        return f"{said}; the file and the index are as they were"
+            index_back, index_said = False, f"putting its index entry back failed ({exc})"
+        if file_back and index_back:
+            if run.kept is not None:
+                self.repo.drop_stash(run.kept)  # the hand edit is back where it was
+            return f"{failure}; the file and the index are as they were"
+        kept = (
+            f"; the hand edit the mirror overwrote is in git stash {run.kept}" if run.kept else ""
+        )
+        return f"{failure}; {file_said}; {index_said}{kept}"
 
     def _outcome(
         self,
