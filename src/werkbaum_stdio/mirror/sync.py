@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -311,11 +312,7 @@ class Mirror:
             file_said = "the file is as it was" if file_back else _LEFT
         except FileProblem as exc:
             file_back, file_said = False, f"putting the file back failed ({exc})"
-        try:
-            self.repo.set_index_entry(self.file.name, run.index)
-            index_back, index_said = True, "the index is as it was"
-        except GitError as exc:
-            index_back, index_said = False, f"putting its index entry back failed ({exc})"
+        index_back, index_said = self._put_back_index(run.index, failure)
         if file_back and index_back:
             if run.kept is not None:
                 self.repo.drop_stash(run.kept)  # the hand edit is back where it was
@@ -324,6 +321,25 @@ class Mirror:
             f"; the hand edit the mirror overwrote is in git stash {run.kept}" if run.kept else ""
         )
         return f"{failure}; {file_said}; {index_said}{kept}"
+
+    def _put_back_index(self, entry: str | None, failure: Exception) -> tuple[bool, str]:
+        """Put the file's index entry back; whether it is as it was, and what to say.
+
+        A failed put-back may still leave the entry as it was (a stale
+        ``index.lock`` stopped the commit's change too), so the entry is read
+        before anything is reported about it.
+        """
+        assert self.repo is not None
+        name = self.file.name
+        try:
+            self.repo.set_index_entry(name, entry)
+            return True, "the index is as it was"
+        except GitError as exc:
+            with contextlib.suppress(GitError):
+                if self.repo.index_entry(name) == entry:
+                    return True, "the index is as it was"
+            why = "for the same reason" if str(exc) == str(failure) else f"({exc})"
+            return False, f"putting its index entry back failed {why}"
 
     def _outcome(
         self,
