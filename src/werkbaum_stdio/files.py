@@ -661,10 +661,10 @@ def read_bytes(
 ) -> tuple[bytes, int] | None:
     """The bytes and mode of the file ``place`` names; None if it is missing or a symlink.
 
-    For the git mirror, whose file is replaced whatever it holds (a symlink
-    too: the rename replaces the link, never its target). Its other hard
-    links do not matter there: nothing is written into the file, only a new
-    one renamed over the name. Errors as :func:`_read_regular`'s.
+    For the git mirror, which tells those two apart itself (it refuses a
+    link). Its other hard links do not matter there: nothing is written into
+    the file, only a new one renamed over the name. Errors as
+    :func:`_read_regular`'s.
     """
     try:
         data, info = _read_regular(place, source, max_chars, single_name=False)
