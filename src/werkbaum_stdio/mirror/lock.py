@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import time
 from collections.abc import Iterator
@@ -86,8 +87,15 @@ def lock_file(repo: WorkTree) -> Path:
     start-up (:meth:`WorkTree.verify` first: a repository moved away is an error, not a
     reason to lock the next one up the tree)."""
     repo.verify()
+    return _common_dir(repo) / LOCK_NAME
+
+
+@functools.cache
+def _common_dir(repo: WorkTree) -> Path:
+    """Asked once per work tree: where a work tree's repository keeps its data does not
+    change while its top stays where it was (which :meth:`WorkTree.verify` checks)."""
     found = repo.git("rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
-    return Path(found) / LOCK_NAME
+    return Path(found)
 
 
 def _busy(repo: WorkTree | None, where: Path, timeout: float) -> MirrorBusy:

@@ -204,9 +204,9 @@ class Mirror:
                 if not same:
                     self.target.write(data)
                 return self._outcome("unchanged" if same else "written", fetched)
-            settled = self._look(fetched, data, self.target.read()).outcome
-        if settled is not None:
-            return settled
+            found = self.target.read()
+            if _bytes_of(found) == data and self.repo.state(self.file.name, found).clean:
+                return self._outcome("unchanged", fetched)
         history = self.store.history(self.document)
         with mirror_lock(self.repo, self.file):
             for _ in range(ATTEMPTS):

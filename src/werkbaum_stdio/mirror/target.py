@@ -24,9 +24,9 @@ the new file complete, right before the rename, and replaces it only if it
 holds exactly the bytes and mode the mirror decided on (:class:`FileChanged`
 otherwise). What remains is the moment between the start of that read and
 the rename (one read of a local file, no wait on anything else): a save
-landing exactly there is replaced unseen. No portable call closes it — ``renameat2(RENAME_EXCHANGE)``
-would only narrow it to an editor writing into the old file through a
-descriptor it opened before.
+landing exactly there is replaced unseen. No portable call closes it;
+``renameat2(RENAME_EXCHANGE)`` would only narrow it to an editor writing
+into the old file through a descriptor it opened before.
 """
 
 from __future__ import annotations
