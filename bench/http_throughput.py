@@ -1,7 +1,7 @@
 """Goal 4: throughput of ``werkbaum-mcp-http`` with 1 and 2 workers under concurrent inspects.
 
 Three kinds of processes share the machine: the server (uvicorn worker(s) and,
-with ``--engine node``, their node children), the local backend stand-in
+with ``--engine node`` or ``dukpy``, their engine children), the local backend stand-in
 (``python -m tests.backend``) serving the document, and the load client
 (``python -m bench.load``, see there); ``bench.services`` starts them. Their CPU
 seconds during each run are read from /proc, so a run limited by the cores, not
@@ -12,7 +12,8 @@ The goals run ``--engine v8`` (issue 16; the default when installed): the JS run
 in the worker process with the GIL released, so the worker's event loop must keep
 answering ``/healthz`` (p99 ≤ 50 ms under the text load) and two workers must
 scale. Information rows: the text load with ``--engine node`` (JS in a child per
-worker) and ``--engine dukpy`` (JS in the worker, holding its GIL).
+worker) and ``--engine dukpy`` (JS in a child Python process per worker, as the
+servers run dukpy).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class Run:
     server_cpu_s: float
     backend_cpu_s: float
     per_worker: list[tuple[float, float]]
-    """CPU seconds (Python worker, its node child) of each worker."""
+    """CPU seconds (Python worker, its engine child) of each worker."""
     other_cpu_s: float
     """CPU seconds the machine spent on processes outside this benchmark."""
 
@@ -206,7 +207,7 @@ def run(quick: bool) -> Section:
                     engine, url, process.pid, bk.pid, job, workers, quick
                 )
                 runs.extend(measured)
-        # Info: the text load on the other executors (JS in a child, or holding the GIL).
+        # Info: the text load on the other executors (JS in a child process).
         others: list[Run] = []
         for kind in [k for k in ("node", "dukpy") if k in installed and k != engine]:
             for workers in (1, 2):
@@ -322,8 +323,8 @@ def report(
         "werkbaum.werkbaum plus a unique comment line (full JS work each call). A prober "
         "sends GET /healthz on a new connection every 20 ms during each run. The load "
         "client, the backend stand-in and the server share the machine's cores; 'cores' = "
-        "CPU seconds / wall seconds of the run (py = the worker process, with v8 and dukpy "
-        "including the JS; child = its node process); 'other' = the machine's busy time "
+        "CPU seconds / wall seconds of the run (py = the worker process, with v8 "
+        "including the JS; child = its node or dukpy process); 'other' = the machine's busy time "
         "outside this benchmark (/proc/stat), i.e. other work on the shared machine."
     )
     return section

@@ -14,6 +14,11 @@ from werkbaum_core.errors import InvalidArgument, TooLarge
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_TEXT_CHARS = 2_000_000
 """The backend's text limit; the engine refuses larger inputs before any JS runs."""
+MAX_SOURCE_CHARS = 4096
+"""Characters of a ``source`` (a path, a document URL, share link or uuid): no real path
+(Linux ``PATH_MAX``) or link is longer. Both servers' resolvers refuse longer ones, so
+that no error echoes a megabyte back (not in the schemas: every tools/list would pay
+for it)."""
 
 
 def normalize_newlines(text: str) -> str:
@@ -46,6 +51,15 @@ def checksum(text: str) -> str:
             at=at,
         ) from None
     return f"sha256:{hashlib.sha256(encoded).hexdigest()}"
+
+
+def check_source_length(source: str, what: str = "source") -> None:
+    """``invalid_argument`` for a source over :data:`MAX_SOURCE_CHARS`, quoting its start."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InvalidArgument(
+            f"the {what} is longer than {MAX_SOURCE_CHARS:,} characters",
+            source=source[:200] + "…",
+        )
 
 
 def check_text_size(text: str, what: str = "text") -> None:

@@ -101,8 +101,8 @@ BODY_SECONDS = 30.0
 """From a request's headers to the last byte of its body (8 MiB at most: ≥ 280 KB/s)."""
 SEND_GRACE_SECONDS = 10.0
 """The part of the send deadline that does not grow with the answer (:func:`send_seconds`)."""
-SEND_BYTES_PER_SECOND = 128 * 1024
-"""The slowest a client may read an answer on average and still get it whole (1 Mbit/s)."""
+SEND_BYTES_PER_SECOND = 125_000
+"""The slowest a client may read an answer on average and still get it whole: 1 Mbit/s."""
 KEEP_ALIVE_SECONDS = 5
 """Idle time between requests on a kept-alive connection (uvicorn's ``timeout_keep_alive``)."""
 MAX_HEADER_BYTES = 16 * 1024

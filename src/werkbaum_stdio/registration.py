@@ -51,6 +51,7 @@ from werkbaum_core.rules.catalogue import Caller, Services, ToolSpec, catalogue
 from werkbaum_core.rules.prompts import PROMPTS, PromptSpec
 from werkbaum_core.rules.result import ToolResult, to_text
 from werkbaum_core.stores.protocol import Snapshot
+from werkbaum_core.text import check_source_length
 from werkbaum_stdio.framing import UNENCODABLE, too_deep
 from werkbaum_stdio.plan_view import plan_view
 from werkbaum_stdio.schema_problems import problems
@@ -321,6 +322,7 @@ def snapshot_route(
     its version and checksum in ``_meta`` (the base of exactly the text returned)."""
 
     def read(value: str) -> ResourceRead:
+        check_source_length(value, "resource's plan")
         snapshot = reader(value)
         return ResourceRead(snapshot.text, meta=snapshot_meta(snapshot))
 
@@ -471,7 +473,8 @@ class _Handlers:
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         tool = self.tools.get(params.name)
         if tool is None:
-            return _text_result(f"Unknown tool: {params.name}", is_error=True)
+            shown = params.name if len(params.name) <= 64 else params.name[:63] + "…"
+            return _text_result(f"Unknown tool: {shown}", is_error=True)
         return await tool.call(params.arguments or {}, caller_of(tool.configured_name, ctx))
 
     def input_schema(self, name: str) -> dict[str, Any] | None:

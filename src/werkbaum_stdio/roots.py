@@ -22,6 +22,7 @@ from pathlib import Path
 
 from werkbaum_core import display
 from werkbaum_core.errors import ForbiddenSource, InvalidArgument, SourceUnavailable, WerkbaumError
+from werkbaum_core.text import check_source_length
 
 PROJECT_DIR_VAR = "CLAUDE_PROJECT_DIR"
 """Set by Claude Code for the servers it starts: the project the user opened."""
@@ -32,9 +33,6 @@ ORIGIN_CWD = "the working directory"
 
 UNNAMEABLE = "(each \\xNN is a byte that is not UTF-8, so no source can spell that path)"
 """Said where a path that is not UTF-8 is shown to an agent who may want to use it."""
-
-MAX_SOURCE_CHARS = 4096
-"""Longer file sources are refused: no real path is longer (Linux ``PATH_MAX``)."""
 
 
 @dataclass(frozen=True)
@@ -223,10 +221,7 @@ def check_source(source: str) -> None:
         raise InvalidArgument("the file source is empty", source=source)
     if "\0" in source:
         raise InvalidArgument("the file source contains a NUL byte", source=source)
-    if len(source) > MAX_SOURCE_CHARS:
-        raise InvalidArgument(
-            f"the file source is longer than {MAX_SOURCE_CHARS:,} characters", source=source[:200]
-        )
+    check_source_length(source, "file source")
     last = source.rsplit("/", 1)[-1]
     if last in ("", ".", ".."):
         raise InvalidArgument(

@@ -5,6 +5,7 @@ lines gave a 513 MB inspect answer. Every warning list — inspect's, a write's
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -138,3 +139,21 @@ def test_an_answer_over_the_backstop_is_too_large_and_says_how_to_narrow(
     assert inspect.call(services, {**args, "include": ["warnings"]}, Caller()).data == {
         "warnings": []
     }
+
+
+def test_the_backstop_counts_the_answer_as_sent_both_copies_escaped(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 23: the JSON goes out as structured content and again as an escaped JSON
+    string; a bound on the JSON alone let 51.9 MB through a "24,000,000" limit."""
+    inspect = next(t for t in CATALOGUE if t.name == "werkbaum_inspect")
+    services = Services(engine=engine, sources=OneStore(MemoryStore()))
+    args = {"text": REFERENCE_PLAN.read_text(encoding="utf-8")}
+    analysis = engine.analysis_text(args["text"])
+    sent = len(analysis) + len(json.dumps(analysis, ensure_ascii=False))
+    monkeypatch.setattr(schemas, "MAX_ANSWER_CHARS", sent - 1)
+    with pytest.raises(TooLarge) as info:
+        inspect.call(services, args, Caller())
+    assert info.value.to_json()["error"]["size"] == sent
+    monkeypatch.setattr(schemas, "MAX_ANSWER_CHARS", sent)
+    assert "tree" in inspect.call(services, args, Caller()).data

@@ -238,6 +238,28 @@ async def test_guide_and_documents_as_resources_and_through_tools(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_no_error_echoes_a_long_argument_back(mode: str, base_url: str) -> None:
+    """Round 23 F9: a 1 MB source came back whole in forbidden_source (so did a 1 MB tool
+    name in "Unknown tool"); every answer to a long argument is small now."""
+    long_sources = {
+        "https://x/" + "s" * 1_000_000: "invalid_argument",
+        "/d" * 500_000: "invalid_argument",
+        "werkbaum://doc/" + "u" * 1_000_000: "invalid_argument",
+        "https://x/" + "s" * 4_000: "forbidden_source",
+    }
+    async with connect(base_url, FULL_TOKEN, mode) as client:
+        for source, code in long_sources.items():
+            result = await client.call_tool("werkbaum_read", {"source": source})
+            answer = result.model_dump_json()
+            assert result.is_error and len(answer) < 12_000, (source[:20], len(answer))
+            assert structured(result)["error"]["code"] == code, source[:20]
+        # 10,000 characters: the new era's client also sends the name in a header, and
+        # headers over 16 KiB end the connection (the header limit, not this check).
+        named = await client.call_tool("t" * 10_000, {})
+        assert named.is_error and len(named.model_dump_json()) < 1_000
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_base_null_creates_no_document(mode: str, base_url: str, backend: Backend) -> None:
     document = create_document(backend)
     async with connect(base_url, FULL_TOKEN, mode) as client:

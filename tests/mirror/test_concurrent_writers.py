@@ -178,20 +178,30 @@ def test_a_failed_commit_still_puts_back_a_file_nobody_touched(
     assert (repo / REL).read_text(encoding="utf-8") == HAND and stashes(repo) == []
 
 
-def test_a_stale_index_lock_reports_the_file_and_index_as_they_are(
+def test_a_put_back_of_the_file_without_its_index_entry_says_just_that(
     repo: Path, setup: tuple[str, Agent]
 ) -> None:
-    """attack-sync F7: with a stale ``.git/index.lock`` the error said "putting the file
-    back failed too" while the file was back (and the index never changed)."""
+    """attack-sync F7: when only the index step of the put-back failed, the error said
+    "putting the file back failed too" while the file was back. Here a hook leaves an
+    ``index.lock`` behind and fails: the file is back, the index entry is not, and the
+    stash that keeps the staged text stays."""
     _, agent = setup
     (repo / REL).write_text(HAND, encoding="utf-8")
-    (repo / ".git" / "index.lock").write_text("", encoding="utf-8")
+    git(repo, "add", REL)
+    lock = repo / ".git" / "index.lock"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\n: > '{lock}'\nexit 1\n", encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
     _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
     assert outcome is not None
     error = outcome["error"]
-    assert "index.lock" in error and error.endswith("; the file and the index are as they were")
-    assert error.count("index.lock") == 1, error
-    assert (repo / REL).read_text(encoding="utf-8") == HAND and stashes(repo) == []
+    assert (repo / REL).read_text(encoding="utf-8") == HAND
+    [entry] = stashes(repo)
+    sha = entry.split()[0]
+    assert git(repo, "show", f"{sha}^2:{REL}") == HAND  # the staged text
+    assert "; the file is as it was; putting its index entry back failed (" in error, error
+    assert error.endswith(f"; the hand edit the mirror overwrote is in git stash {sha}")
+    assert "failed too" not in error
 
 
 def test_the_cron_command_stashes_a_save_made_while_it_waited_for_the_history(

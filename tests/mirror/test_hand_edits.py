@@ -273,6 +273,6 @@ def test_during_a_merge_the_mirror_does_not_commit_and_puts_everything_back(
     committed, before = (repo / REL).read_bytes(), commits(repo)
     _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
     assert outcome is not None
-    assert "cannot commit plans/plan.werkbaum alone during a merge" in outcome["error"]
+    assert "cannot commit plans/plan.werkbaum during a merge" in outcome["error"]
     assert (repo / REL).read_bytes() == committed and commits(repo) == before
     assert git(repo, "status", "--porcelain") == ""

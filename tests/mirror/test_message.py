@@ -113,10 +113,34 @@ def test_a_display_name_cannot_forge_a_trailer(local_tz: None) -> None:
     message = commit_message(fetched(3), "Agent\n\nX: y", history, bound=1)
     assert parsed(message) == [
         "Werkbaum-Changed-By: Eve Werkbaum-Version: 99",
+        "Werkbaum-Changed-By: Agent X: y",
         "Werkbaum-Version: 3",
     ]
     assert "v3 (unnamed)" in message
     assert message.splitlines()[0].endswith("(Version 3, via Agent X: y)")
+
+
+def test_the_agent_of_the_subject_is_in_the_trailers_when_history_lost_its_version(
+    local_tz: None,
+) -> None:
+    """A wrote v16, B v17 before the mirror fetched; the backend kept only v17 (round 23
+    attack-sync F7): the subject's agent must not be missing from the trailers."""
+    message = commit_message(fetched(17), "A", [entry(17, "B")], bound=6)
+    assert message.splitlines()[0].endswith("(Version 17, via A)")
+    assert "v7-v16 (not in history) · v17 B" in message
+    assert parsed(message) == [
+        "Werkbaum-Changed-By: B",
+        "Werkbaum-Changed-By: A",
+        "Werkbaum-Version: 17",
+    ]
+    shown = commit_message(fetched(17), "B", [entry(16, "A"), entry(17, "B")], bound=15)
+    assert parsed(shown)[:2] == ["Werkbaum-Changed-By: A", "Werkbaum-Changed-By: B"]
+
+
+def test_a_commit_without_new_versions_names_no_agent(local_tz: None) -> None:
+    message = commit_message(fetched(8), "A", [entry(8, "B")], bound=8)
+    assert message.splitlines()[0].endswith("(Version 8)")
+    assert parsed(message) == ["Werkbaum-Version: 8"]
 
 
 @pytest.mark.parametrize("count", [1, 12, 40])

@@ -584,7 +584,10 @@ function analyze(payload) {
   const wantWarnings = include.includes('warnings');
   const wantPath = include.includes('path');
   const wantStations = include.includes('stations');
-  const run = runPipeline(payload.text, wantWarnings || wantPath || wantStations);
+  // Line breaks as every store reads them (CRLF and a lone CR are LF, notation §1):
+  // an inline text gets the tree its file or document would get.
+  const text = payload.text.includes('\r') ? live.normalize(payload.text) : payload.text;
+  const run = runPipeline(text, wantWarnings || wantPath || wantStations);
   let byId = null;
   const ids = () => byId || (byId = firstById(run.roots));
 
@@ -623,7 +626,7 @@ function analyze(payload) {
     if (payload.columns === true) {
       // The CLI's check (the one caller of columns) reports every finding, and
       // its exit code depends on all of them; nothing of it reaches an agent.
-      result.warnings = withColumns(list.map(warningJson), payload.text);
+      result.warnings = withColumns(list.map(warningJson), text);
     } else {
       const { items, cut } = listed(list, warningJson);
       result.warnings = items;

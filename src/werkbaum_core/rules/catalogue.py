@@ -25,7 +25,7 @@ from werkbaum_core.rules.pipeline import NEW_PLAN, WriteRequest, create, write
 from werkbaum_core.rules.plan_hints import with_plan_hints
 from werkbaum_core.rules.result import JSONObject, ToolResult
 from werkbaum_core.stores.protocol import Base, Creates, Store
-from werkbaum_core.text import MAX_TEXT_CHARS
+from werkbaum_core.text import MAX_TEXT_CHARS, check_source_length
 
 MAX_TREE_DEPTH = 63
 """The deepest tree level an inspect answers (64 levels of nodes). A legal plan nests up
@@ -162,7 +162,11 @@ class ToolSpec:
 
 
 def _resolve(services: Services, source: str) -> Resolved:
-    """The store of a plan source; the guide is no plan (only ``werkbaum_read`` takes it)."""
+    """The store of a plan source; the guide is no plan (only ``werkbaum_read`` takes it).
+
+    A source over the length of any real one is refused before a resolver may quote
+    it whole in its error."""
+    check_source_length(source)
     if source == GUIDE_URI:
         raise InvalidArgument(
             f"{GUIDE_URI} is the notation guide, not a plan: read it with werkbaum_read",
@@ -176,7 +180,7 @@ def _read(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
         # For hosts without resources. No base: the guide is not written to.
         guide = services.guide()
         return {"text": guide, "lines": guide.count("\n") + 1}
-    resolved = services.sources.resolve(args["source"])
+    resolved = _resolve(services, args["source"])
     snapshot = resolved.store.read(resolved.key)
     services.recent.remember(resolved.key, snapshot)
     out = snapshot.to_json()
@@ -215,13 +219,22 @@ def _inspect(services: Services, args: JSONObject, caller: Caller) -> ToolResult
 
 def _check_answer_size(analysis: str) -> None:
     """The backstop behind the engine's per-list cuts: an answer over the bound is
-    refused before it is parsed, validated and sent (each costs several times its size)."""
-    if len(analysis) > s.MAX_ANSWER_CHARS:
+    refused before it is parsed, validated and sent (each costs several times its size).
+
+    The bound is on what is sent: the JSON goes out twice, as ``structuredContent``
+    and as its text content, a JSON string in which every quote and backslash is
+    escaped (2.2 times the JSON for a large tree); never more than 3 times it.
+    """
+    if 3 * len(analysis) <= s.MAX_ANSWER_CHARS:
+        return
+    sent = 2 * len(analysis) + 2 + analysis.count('"') + analysis.count("\\")
+    if sent > s.MAX_ANSWER_CHARS:
         raise TooLarge(
-            f"the answer would have {len(analysis):,} characters; the limit is "
-            f"{s.MAX_ANSWER_CHARS:,}: narrow it with include, id, depth, hideDone or hideDesc",
+            f"the answer would have {sent:,} characters as sent (its JSON as structured "
+            f"content and again as text); the limit is {s.MAX_ANSWER_CHARS:,}: narrow it "
+            "with include, id, depth, hideDone or hideDesc",
             limit=s.MAX_ANSWER_CHARS,
-            size=len(analysis),
+            size=sent,
         )
 
 

@@ -69,8 +69,9 @@ MAX_WARNINGS = 1000
 """Warnings listed per list of an answer (facade.js ``MAX_WARNINGS``); the rest are
 counted in ``{listed, total}``."""
 MAX_ANSWER_CHARS = 24_000_000
-"""Characters of one inspect answer: 12 times the text limit (a typical plan's answer is
-~4 times its text), so only a pathological one — 500,000 one-word nodes — is refused."""
+"""Characters of one inspect answer as sent (its JSON twice: structured content and
+text): 12 times the text limit. A typical plan's JSON is ~4 times its text, so ~9 times
+as sent; only a pathological one — 360,000 one-letter nodes — is refused."""
 MAX_BLOCK_LINES = 1000
 """Lines of one ``add_node`` block (as many as ops per call)."""
 MAX_FIND_CHARS = 200

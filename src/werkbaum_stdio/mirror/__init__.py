@@ -18,6 +18,10 @@ mirror is the durable record; it must therefore be exact and honest:
 - runs take turns across processes (:mod:`.lock`: two servers, or a server and
   the cron job, on one repository), and a run never commits a version older
   than the file's last mirror commit archives (it is skipped);
+- while git is in the middle of something — a merge, rebase or bisect, a
+  conflict, a detached HEAD, a locked index — the mirror commits nothing and
+  touches nothing (``WorkTree.check_committable``), and a conflicted file's
+  index stages are never collapsed into one entry;
 - only the mirror file is committed (``git commit -- <file>``): whatever else
   the user has staged stays staged and uncommitted;
 - the git author stays whoever runs the server: display names are claims, so
@@ -58,7 +62,9 @@ Commit message (documents-api §11.3 and the planned ``--with-history`` of
   new version at all (a hand edit undone, a file committed late) the body
   paragraph is left out (*chosen*).
 - Trailers: one ``Werkbaum-Changed-By`` per distinct name in order of first
-  appearance, ``Werkbaum-Hand-Edit: kept in git stash <sha>`` if a hand edit
+  appearance — the agent of the subject's ``via`` last if the history no
+  longer shows its version (*chosen*: a subject never names an agent the
+  trailers lack) — ``Werkbaum-Hand-Edit: kept in git stash <sha>`` if a hand edit
   was stashed, then ``Werkbaum-Version``; always the last paragraph, so
   ``git interpret-trailers --parse`` reads them. Names and the title are
   reduced to one printable line (*chosen*: a newline in a display name could

@@ -9,6 +9,13 @@ it. The mirror hands git the file's bytes (read through the held directory,
 the commit is one of a scratch index (HEAD plus the new entry), so that the
 repository's hooks still run without git going back to the file. Every
 command runs at the top of the work tree, never in the file's directory.
+
+git and its hooks run in a process group of their own, and the whole group
+is stopped at the deadline: a hung hook must neither hold the agent's answer
+nor outlive the mirror run. Before the mirror touches the file, the stash or
+the index it asks git whether a commit may happen now at all
+(:meth:`WorkTree.check_committable`): never during a merge, rebase, bisect or
+conflict, never on a detached HEAD, never over unmerged index entries.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -32,8 +40,20 @@ from werkbaum_stdio.mirror.message import SUBJECT_PREFIX, VERSION_TRAILER
 SEARCH_DEPTH = 100
 """How many commits of the mirror file are searched for the previous mirror commit."""
 
-GIT_TIMEOUT = 120.0
-"""Seconds per git command: a commit runs the repository's hooks, which may take a while."""
+GIT_TIMEOUT = 30.0
+"""Seconds per git command, a commit's hooks included; then git's process group is stopped.
+
+The agent waits for its write's answer, and the answer carries the mirror's
+outcome. MCP clients give up on a request after a while — the TypeScript
+SDK's default is 60 s — and an agent whose client gave up sees a failure for
+a write that landed. So the bound is well inside that: the document write
+and the fetch keep the rest, and a hook that needs longer belongs in CI, not
+in a commit an agent waits for. The next write (or the cron run) commits
+what a stopped run could not."""
+
+STOP_GRACE = 2.0
+"""Seconds a stopped git process group gets after SIGTERM (git removes its lock files), then
+after SIGKILL, to close its output pipes."""
 
 ERROR_TAIL = 2000
 """Characters of git's own output kept in an error: the end names the cause."""
@@ -61,6 +81,7 @@ the file's directory, never commit into the one the hook belongs to."""
 _OLD_SUBJECT_VERSION = re.compile(r"\(Version ([0-9]+)")
 _NUMBER = re.compile(r"[0-9]+")
 _TRAILER_LINE = re.compile(r"^(?P<key>[^:]+):\s*(?P<value>.*)$")
+_LOCKED = re.compile(r"Unable to create '(?P<path>[^']+\.lock)': File exists")
 
 
 # ------------------------------------------------------------------ running git
@@ -106,29 +127,56 @@ def run_git(
     command = ["git", "-c", "core.quotepath=false", *args]
     given = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     try:
-        raw = subprocess.run(
+        process = subprocess.Popen(
             command,
             cwd=cwd,
             env=_git_env(literal, index),
-            input=given,
-            stdin=subprocess.DEVNULL if given is None else None,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
+            stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             shell=False,
-            check=False,
+            process_group=0,  # its own group: the deadline stops the hooks with it
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (no `git` on the PATH)") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s") from exc
     except OSError as exc:
         raise GitError(f"git {args[0]} could not run: {exc.strerror or exc}") from exc
-    done = subprocess.CompletedProcess(
-        command, raw.returncode, _decoded(raw.stdout), _decoded(raw.stderr)
-    )
+    with process:
+        try:
+            out, err = process.communicate(given, timeout=GIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            out, err = _stop_group(process)
+            if process.returncode < 0:  # stopped by the deadline, not finished
+                raise GitError(
+                    f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s "
+                    "(a hook still running?); git and its hooks were stopped"
+                ) from None
+        except BaseException:  # Ctrl-C of `werkbaum mirror`: its own group no longer gets it
+            _stop_group(process)
+            raise
+    done = subprocess.CompletedProcess(command, process.returncode, _decoded(out), _decoded(err))
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
     return done
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """Stop git's process group (SIGTERM, then SIGKILL); what it printed until then.
+
+    The group, not git alone: killing git would leave its hook running,
+    reparented to init, one for every write. A process that left the group
+    (``setsid``) and still holds the pipes is not waited for.
+    """
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return process.communicate(timeout=STOP_GRACE)
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+    process.wait()
+    return b"", b""
 
 
 def _decoded(output: bytes) -> str:
@@ -136,9 +184,23 @@ def _decoded(output: bytes) -> str:
 
 
 def _said(done: subprocess.CompletedProcess[str]) -> str:
-    """git's (or a hook's) own explanation: the end of stderr, else of stdout."""
+    """git's (or a hook's) own explanation: the end of stderr, else of stdout.
+
+    A lock file in the way is said in one line: git's own text for it is a
+    paragraph of advice that would fill the agent's result.
+    """
+    locked = _LOCKED.search(done.stderr)
+    if locked:
+        return _locked(locked["path"])
     text = (done.stderr.strip() or done.stdout.strip() or "no output")[-ERROR_TAIL:]
     return " ".join(text.split())
+
+
+def _locked(path: str) -> str:
+    return (
+        f"{path} exists: another git command is running, or one that crashed left it "
+        "(remove it if no git runs)"
+    )
 
 
 @attrs.frozen
@@ -252,9 +314,18 @@ class WorkTree:
         return f"{fields[0]},{fields[2]}" if len(fields) == 3 else None
 
     def index_entry(self, name: str) -> str | None:
-        """The file's index entry as ``<mode>,<sha>`` (None: not in the index)."""
-        out = self.git("ls-files", "-z", "--stage", "--", self.path_of(name)).stdout.split()
-        return f"{out[0]},{out[1]}" if len(out) >= 2 else None
+        """The file's index entry as ``<mode>,<sha>`` (None: not in the index).
+
+        ``GitError`` if the file is in conflict: no one entry stands for its
+        unmerged stages (base, ours, theirs), and writing one back would
+        resolve the conflict to it — a later ``git commit`` would then drop
+        both sides without a word.
+        """
+        out = self.git("ls-files", "-z", "--stage", "--", self.path_of(name)).stdout
+        entries = [line.split("\t", 1)[0].split() for line in out.split("\0") if line]
+        if any(len(fields) != 3 or fields[2] != "0" for fields in entries):
+            raise GitError(_in_conflict(self.path_of(name)))
+        return f"{entries[0][0]},{entries[0][1]}" if entries else None
 
     def entry_of(self, name: str, data: bytes, mode: int, index: str | None) -> str:
         """The entry ``git add`` would make of ``data`` with file mode ``mode``; the blob is
@@ -280,8 +351,13 @@ class WorkTree:
         """Put an entry of :meth:`index_entry` into the index (None: take the file out of it).
 
         Index only: git does not look at the file. ``index``: a scratch index.
+        The repository's index is written only if its entry differs (and never
+        over a conflict, :meth:`index_entry`): what needs no change is not
+        touched, so a locked index that needs none is no failure.
         """
         path = self.path_of(name)
+        if index is None and self.index_entry(name) == entry:
+            return
         if entry is None:
             self.git("update-index", "--force-remove", "--", path, index=index)
         else:
@@ -386,6 +462,55 @@ class WorkTree:
         pairs = (_TRAILER_LINE.match(line) for line in out.splitlines())
         return [(m["key"].strip(), m["value"].strip()) for m in pairs if m]
 
+    def check_committable(self, name: str) -> None:
+        """``GitError`` if git's state forbids a mirror commit of the file now; nothing else.
+
+        The mirror asks before it touches the file, a stash or the index, so
+        that a refusal leaves everything as it was — and says so.
+        """
+        refusal = self._refusal(name)
+        if refusal is not None:
+            raise GitError(f"{refusal}; the file and the index were not touched")
+
+    def _refusal(self, name: str) -> str | None:
+        """Why no commit of the file may happen now (None: it may).
+
+        git itself refuses ``git commit -- <file>`` during a merge,
+        cherry-pick or revert. The mirror, an unattended writer, refuses
+        more: while a rebase, ``git am`` or bisect is under way (a commit
+        would land on the detached HEAD of someone's operation, and
+        ``rebase --continue`` would drop a picked commit), while any path is
+        unmerged (a conflicted ``stash pop`` leaves no other trace), on a
+        detached HEAD (the commit would drop out of sight at the next
+        checkout), and while the index is locked.
+        """
+        path = self.path_of(name)
+        unmerged = self.git("ls-files", "-z", "--unmerged").stdout.split("\0")
+        paths = list(dict.fromkeys(line.split("\t", 1)[1] for line in unmerged if "\t" in line))
+        asked = [arg for marker, _ in _IN_PROGRESS for arg in ("--git-path", marker)]
+        found = self.git("rev-parse", "--path-format=absolute", *asked, "--git-path", "index.lock")
+        *markers, lock = found.stdout.splitlines()
+        for (_, doing), marker in zip(_IN_PROGRESS, markers, strict=True):
+            if os.path.lexists(marker):
+                return f"cannot commit {path} during a {doing}"
+        if path in paths:
+            return _in_conflict(path)
+        if paths:
+            more = " …" if len(paths) > 1 else ""
+            return f"cannot commit {path} while other files are in conflict ({paths[0]}{more})"
+        attached = self.git("symbolic-ref", "-q", "HEAD", check=False)
+        if attached.returncode not in (0, 1):
+            failed = attached.returncode
+            raise GitError(f"git symbolic-ref failed (exit {failed}): {_said(attached)}")
+        if attached.returncode == 1:
+            return (
+                f"cannot commit {path} on a detached HEAD (no branch checked out): the "
+                "commit would drop out of sight at the next checkout; switch to a branch"
+            )
+        if os.path.lexists(lock):
+            return f"the index is locked: {_locked(lock)}"
+        return None
+
     def commit(self, name: str, entry: str, message: str) -> str | None:
         """Commit the file as ``entry`` and nothing else (other staged changes stay staged);
         the new sha.
@@ -395,27 +520,40 @@ class WorkTree:
         is nothing to record. The commit is ``git commit`` of a scratch index
         — HEAD's tree with the entry, what ``git commit -- <file>`` commits —
         so the hooks run (and see that index), but git never reads the file.
-        Refused, as git refuses a commit of one file then, while a merge,
-        cherry-pick or revert is in progress.
+        Refused before the index is touched (:meth:`_refusal`; asked again
+        here, as a merge may have begun since the caller asked).
         """
+        refusal = self._refusal(name)
+        if refusal is not None:
+            raise GitError(refusal)
         self.set_index_entry(name, entry)
         if entry == self.head_entry(name):
             return None
-        for marker, doing in _IN_PROGRESS:
-            if self.git("rev-parse", "-q", "--verify", marker, check=False).returncode == 0:
-                raise GitError(f"cannot commit {self.path_of(name)} alone during a {doing}")
         with self._scratch_index(keep_stat=True) as index:
             self.set_index_entry(name, entry, index)
             self.git("commit", "-q", "--cleanup=whitespace", "-m", message, index=index)
         return self.git("rev-parse", "HEAD").stdout.strip()
 
 
+def _in_conflict(path: str) -> str:
+    return (
+        f"{path} is in conflict (unmerged index entries): the mirror writes neither it nor "
+        "its index entry until the conflict is resolved"
+    )
+
+
 _IN_PROGRESS = (
     ("MERGE_HEAD", "merge"),
     ("CHERRY_PICK_HEAD", "cherry-pick"),
     ("REVERT_HEAD", "revert"),
+    ("sequencer", "cherry-pick or revert sequence"),
+    ("rebase-merge", "rebase"),
+    ("rebase-apply", "rebase or `git am`"),
+    ("BISECT_START", "bisect"),
 )
-"""Operations during which git refuses a commit of one file (it would not be one)."""
+"""Operations under way (a file or directory in the git directory) during which the mirror
+does not commit: git refuses a commit of one file in the first ones, the others would put
+the commit where the operation moves on without it."""
 
 
 _LOCKS: dict[str, threading.Lock] = {}

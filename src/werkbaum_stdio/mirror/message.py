@@ -115,14 +115,23 @@ def commit_message(
     kept: str | None = None,
 ) -> str:
     """Subject, the ``v7 Anna · v8 Claude Code`` body, and the trailers (module docstring);
-    ``kept`` is the stash that holds the hand edit this commit overwrites."""
+    ``kept`` is the stash that holds the hand edit this commit overwrites.
+
+    The agent the subject names (``via``) wrote one of the new versions, even
+    when the history no longer shows it (compacted, documents-api §5.4): it
+    then closes the ``Werkbaum-Changed-By`` trailers, so that they name
+    everyone the subject claims. With no new version since ``bound`` the
+    commit records no one's change, and the subject names no agent."""
     changes = changes_since(history, bound, fetched.version)
     names = list(dict.fromkeys(change.name for change in changes if change.name))
+    agent = one_line(via or "") if bound is None or bound < fetched.version else ""
+    if agent and agent not in names:
+        names.append(agent)
     trailers = [f"{CHANGED_BY_TRAILER}: {name}" for name in names]
     if kept is not None:
         trailers.append(f"{HAND_EDIT_TRAILER}: kept in git stash {kept}")
     trailers.append(f"{VERSION_TRAILER}: {fetched.version}")
-    paragraphs = [subject(fetched, via)]
+    paragraphs = [subject(fetched, agent)]
     body = wrap_items(body_items(changes, bound, fetched.version))
     if body:
         paragraphs.append(body)

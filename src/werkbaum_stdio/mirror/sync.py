@@ -255,6 +255,7 @@ class Mirror:
         look = self._look(fetched, data, found)
         if look.outcome is not None:
             return look.outcome
+        repo.check_committable(name)  # a refusal before anything is touched
         state, same = look.state, _bytes_of(found) == data
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
         message = commit_message(fetched, via, history, look.archived, kept)

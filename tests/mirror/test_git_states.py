@@ -1,0 +1,279 @@
+"""The mirror in the git states a person leaves a repository in (round 23 attack-sync F2, F6, F7).
+
+Real repositories, real conflicts made by git itself, real hooks: while git
+is in the middle of something (a conflict, a merge, rebase or bisect, a
+detached HEAD, a locked index) the mirror refuses before it touches the
+file, a stash or the index, and its error says so; a hung hook is stopped
+with git at the deadline, its whole process group with it.
+"""
+
+from __future__ import annotations
+
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.backend import Backend
+from tests.backend.human import Human
+from tests.mirror.conftest import PLAN, Agent, commits, git
+from tests.mirror.test_cli import WERKBAUM
+from tests.mirror.test_sync import REL, mirror_in
+from werkbaum_core import Engine
+from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_stdio.mirror import git as mirror_git
+
+HAND = "[ ] #plan: Plan\n  - [ ] #h: written by hand (XS)\n"
+UNTOUCHED = "the file and the index were not touched"
+
+
+@pytest.fixture
+def agent(repo: Path, human: Human, store: DocumentStore, engine: Engine) -> Agent:
+    """A mirror whose file is committed at version 2, on branch main."""
+    writer = Agent(engine, store, mirror_in(repo, store, human.create(PLAN)))
+    writer.write("setStatus", {"id": "a", "status": "x"})
+    return writer
+
+
+def commit_file(repo: Path, rel: str, text: str, subject: str) -> None:
+    (repo / rel).write_text(text, encoding="utf-8")
+    git(repo, "add", rel)
+    git(repo, "commit", "-q", "-m", subject)
+
+
+def diverge(repo: Path, rel: str) -> None:
+    """Branch ``side`` and ``main`` each change ``rel``; main is checked out."""
+    git(repo, "checkout", "-q", "-b", "side")
+    commit_file(repo, rel, "side version\n", "side edit")
+    git(repo, "checkout", "-q", "main")
+    commit_file(repo, rel, "main version\n", "main edit")
+
+
+def conflict(repo: Path, how: str) -> None:
+    """Leave the mirror file in conflict the way ``how`` does."""
+    if how == "stash pop":
+        (repo / REL).write_text("my stashed work\n", encoding="utf-8")
+        git(repo, "stash", "-q")
+        commit_file(repo, REL, "main version\n", "main edit")
+        git(repo, "stash", "pop", check=False)
+        return
+    diverge(repo, REL)
+    if how == "merge":
+        git(repo, "merge", "side", check=False)
+    elif how == "cherry-pick":
+        git(repo, "cherry-pick", "side", check=False)
+    else:
+        git(repo, "checkout", "-q", "side")
+        git(repo, "rebase", "main", check=False)
+
+
+def snapshot(repo: Path) -> tuple[str, bytes, str, str, list[str]]:
+    """Everything a refusal must leave as it was: index entries (all stages), the file's
+    bytes, the status, the stash list and the commits."""
+    return (
+        git(repo, "ls-files", "--stage"),
+        (repo / REL).read_bytes(),
+        git(repo, "status", "--porcelain"),
+        git(repo, "stash", "list", "--format=%H"),
+        commits(repo),
+    )
+
+
+def write(agent: Agent) -> str:
+    """An agent write whose mirror run fails; its error. The document write stands."""
+    result, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert result.base.version == 3
+    assert outcome is not None and set(outcome) == {"error"}, outcome
+    error: str = outcome["error"]
+    assert "\n" not in error and len(error) < 300, error  # one short line
+    return error
+
+
+@pytest.mark.parametrize("how", ["merge", "cherry-pick", "rebase", "stash pop"])
+def test_a_conflicted_mirror_file_keeps_all_its_stages(repo: Path, agent: Agent, how: str) -> None:
+    """Before: a merge's or cherry-pick's three stages collapsed to the merge base (a plain
+    ``git commit`` then recorded the base, both sides lost), and during a rebase or after a
+    conflicted ``stash pop`` the mirror committed through the conflict."""
+    conflict(repo, how)
+    before = snapshot(repo)
+    stages = {line.split()[2] for line in git(repo, "ls-files", "--stage", "--", REL).splitlines()}
+    assert stages == {"1", "2", "3"}
+    error = write(agent)
+    assert error.startswith(f"{REL} is in conflict (unmerged index entries)")
+    assert "writes neither it nor its index entry" in error
+    assert snapshot(repo) == before
+    assert "UU " + REL in git(repo, "status", "--porcelain")
+    if how == "merge":  # git still stops a commit of the unresolved merge
+        done = git(repo, "commit", "--no-edit", check=False)
+        assert commits(repo) == before[4], done
+
+
+def test_a_conflict_in_another_file_stops_the_mirror_untouched(repo: Path, agent: Agent) -> None:
+    """A ``stash pop`` that conflicted elsewhere leaves no marker, only unmerged entries."""
+    commit_file(repo, "other.txt", "one\n", "other")
+    (repo / "other.txt").write_text("stashed\n", encoding="utf-8")
+    git(repo, "stash", "-q")
+    commit_file(repo, "other.txt", "two\n", "other again")
+    git(repo, "stash", "pop", check=False)
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    before = snapshot(repo)
+    error = write(agent)
+    assert error == (
+        f"cannot commit {REL} while other files are in conflict (other.txt); {UNTOUCHED}"
+    )
+    assert snapshot(repo) == before
+
+
+def test_a_rebase_stopped_for_an_edit_gets_no_mirror_commit(repo: Path, agent: Agent) -> None:
+    """Before: the commit landed on the rebase's detached HEAD, and ``rebase --continue``
+    went on as if nothing had happened."""
+    commit_file(repo, "other.txt", "one\n", "other")
+    git(repo, "-c", "sequence.editor=sed -i s/^pick/edit/", "rebase", "-q", "-i", "HEAD~1")
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    before = snapshot(repo)
+    assert write(agent) == f"cannot commit {REL} during a rebase; {UNTOUCHED}"
+    assert snapshot(repo) == before
+
+
+def test_no_mirror_commit_during_a_bisect(repo: Path, agent: Agent) -> None:
+    first = commits(repo)[-1]
+    for n in range(3):
+        commit_file(repo, "other.txt", f"{n}\n", f"other {n}")
+    git(repo, "bisect", "start", "HEAD", first)
+    before = snapshot(repo)
+    assert write(agent) == f"cannot commit {REL} during a bisect; {UNTOUCHED}"
+    assert snapshot(repo) == before
+
+
+def test_a_merge_in_progress_is_refused_before_anything_is_touched(
+    repo: Path, agent: Agent
+) -> None:
+    """No conflict in the mirror file, but a merge under way: the hand edit stays in the
+    file, no stash is made and dropped."""
+    diverge(repo, "other.txt")
+    git(repo, "merge", "--no-commit", "side", check=False)
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    before = snapshot(repo)
+    assert write(agent) == f"cannot commit {REL} during a merge; {UNTOUCHED}"
+    assert snapshot(repo) == before
+
+
+def test_on_a_detached_head_the_mirror_refuses(repo: Path, agent: Agent) -> None:
+    """Chosen: refuse (README). A commit there drops out of sight at the next checkout."""
+    git(repo, "checkout", "-q", "--detach")
+    before = snapshot(repo)
+    error = write(agent)
+    assert error.startswith(f"cannot commit {REL} on a detached HEAD (no branch checked out)")
+    assert error.endswith(UNTOUCHED)
+    assert snapshot(repo) == before
+    git(repo, "checkout", "-q", "main")
+    assert "commit" in agent.mirror.sync(None).to_json()  # back on a branch, it catches up
+
+
+def test_a_stale_index_lock_is_one_short_true_line(repo: Path, agent: Agent) -> None:
+    """Before: ~900 characters saying that putting the file back had failed — it had not."""
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("", encoding="utf-8")
+    before = snapshot(repo)
+    assert write(agent) == (
+        f"the index is locked: {lock} exists: another git command is running, or one that "
+        f"crashed left it (remove it if no git runs); {UNTOUCHED}"
+    )
+    assert snapshot(repo) == before
+    lock.unlink()
+    outcome = agent.mirror.sync(None).to_json()
+    assert "commit" in outcome and "handEditStash" in outcome
+
+
+def test_a_stale_branch_lock_is_one_line_and_the_file_is_put_back(repo: Path, agent: Agent) -> None:
+    """git's own paragraph of advice for a lock file becomes one line; the commit fails at
+    the branch update, after the file was written, so it is put back — and the error says
+    that, truly."""
+    (repo / REL).write_text(HAND, encoding="utf-8")
+    lock = repo / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("", encoding="utf-8")
+    before = snapshot(repo)
+    assert write(agent) == (
+        f"git commit failed (exit 128): {lock} exists: another git command is running, or "
+        "one that crashed left it (remove it if no git runs); the file and the index are as "
+        "they were"
+    )
+    assert snapshot(repo) == before
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def hanging_hook(repo: Path, pids: Path, trap: str = "") -> None:
+    """A pre-commit hook that starts a child and waits for it (1000 s); both pids in ``pids``."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\n{trap}sleep 1000 &\necho $$ $! > {pids}\nwait\n", encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+
+
+def assert_gone(pids: Path) -> None:
+    """The hook's shell and its child end within seconds."""
+    shell, child = (int(pid) for pid in pids.read_text(encoding="utf-8").split())
+    deadline = time.monotonic() + 5
+    while (alive(shell) or alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(shell) and not alive(child)
+
+
+def test_ctrl_c_of_the_cron_command_stops_the_hook_too(
+    repo: Path, backend: Backend, human: Human, tmp_path: Path
+) -> None:
+    """git's own process group no longer gets a terminal's SIGINT, so the command stops the
+    group itself. Before: git was killed, its hook ran on."""
+    pids = tmp_path / "pids"
+    hanging_hook(repo, pids)
+    command = [WERKBAUM, "mirror", human.create(PLAN), repo / "cron.werkbaum", "--git-commit"]
+    run = subprocess.Popen(
+        [*map(str, command), "--server", backend.base_url],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (pids.exists() and pids.read_text(encoding="utf-8").strip()):
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=20) != 0
+    finally:
+        run.kill()
+        run.wait()
+    assert_gone(pids)
+
+
+@pytest.mark.parametrize("trap", ["", "trap '' TERM\n"], ids=["plain", "ignores-sigterm"])
+def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
+    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, trap: str
+) -> None:
+    """Before: git alone was killed; the hook and its child ran on, one pair per write."""
+    monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 2.0)
+    pids = tmp_path / "pids"
+    hanging_hook(repo, pids, trap)
+    committed = (repo / REL).read_bytes()
+    started = time.monotonic()
+    error = write(agent)
+    took = time.monotonic() - started
+    assert_gone(pids)
+    assert took < 2.0 + 2 * 2.0 + 5  # the deadline and the stop's grace, not the hook's 1000 s
+    assert error == (
+        "git commit did not finish within 2 s (a hook still running?); git and its hooks "
+        "were stopped; the file and the index are as they were"
+    )
+    assert (repo / REL).read_bytes() == committed
+    assert git(repo, "status", "--porcelain") == ""
