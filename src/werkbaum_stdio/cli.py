@@ -48,8 +48,8 @@ from werkbaum_stdio.terminal import MIN_WIDTH, is_terminal, use_colour, width
 EXIT_MIRROR_FETCH = 1
 EXIT_MIRROR_USAGE = 2
 EXIT_MIRROR_GIT = 3
-"""``werkbaum mirror``: 0 written, committed or unchanged; 1 the fetch failed or the answer
-is no document; 2 usage; 3 writing the file or git failed (documents-api §11.4)."""
+"""``werkbaum mirror``: 0 written, committed, unchanged or skipped; 1 the fetch failed or the
+answer is no document; 2 usage; 3 writing the file or git failed (documents-api §11.4)."""
 
 
 def _start(engine: str | None, frontend: str | None) -> LazyEngine:
@@ -334,9 +334,9 @@ def mirror(document: str, file: str, git_commit: bool, servers: Sequence[str]) -
 
     DOCUMENT is a document URL, the editor's ?live= share link, or a bare
     uuid (with --server). FILE is written only if it differs from the
-    server's text. Exit status: 0 written, committed or unchanged; 1 the
-    document could not be fetched; 2 bad arguments; 3 writing FILE or git
-    failed.
+    server's text. Exit status: 0 written, committed, unchanged or skipped
+    (git archives a newer version already); 1 the document could not be
+    fetched; 2 bad arguments; 3 writing FILE or git failed.
 
     \b
     Examples:

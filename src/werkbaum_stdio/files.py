@@ -661,10 +661,10 @@ def read_bytes(
 ) -> tuple[bytes, int] | None:
     """The bytes and mode of the file ``place`` names; None if it is missing or a symlink.
 
-    For the git mirror, whose file is replaced whatever it holds (a symlink
-    too: the rename replaces the link, never its target). Its other hard
-    links do not matter there: nothing is written into the file, only a new
-    one renamed over the name. Errors as :func:`_read_regular`'s.
+    For the git mirror, which tells those two apart itself (it refuses a
+    link). Its other hard links do not matter there: nothing is written into
+    the file, only a new one renamed over the name. Errors as
+    :func:`_read_regular`'s.
     """
     try:
         data, info = _read_regular(place, source, max_chars, single_name=False)
@@ -674,15 +674,23 @@ def read_bytes(
 
 
 def replace_file(
-    place: Place, data: bytes, source: str, mode: int | None, *, lock_timeout: float = LOCK_TIMEOUT
+    place: Place,
+    data: bytes,
+    source: str,
+    mode: int | None,
+    *,
+    lock_timeout: float = LOCK_TIMEOUT,
+    check: Callable[[], None] | None = None,
 ) -> None:
     """Make the file ``place`` names hold ``data``, as a write of the store does.
 
     Under the directory lock (so the store's writers and this one never
     race), a temp file, fsync, rename, fsync of the directory. The new file
     gets ``mode``, else the mode of the regular file it replaces, else 0666
-    minus the umask. For the git mirror: no compare-and-swap, the mirror
-    decides from git what may be overwritten.
+    minus the umask. For the git mirror, which decides from git what may be
+    overwritten: ``check`` runs with the new file complete, right before the
+    rename, so that the file it compares is the one replaced a moment later
+    (a person's editor takes no lock); whatever it raises cancels the write.
     """
     with _locked(place, source, lock_timeout):
         _remove_orphans(place)
@@ -691,6 +699,8 @@ def replace_file(
             if existing is not None and stat.S_ISREG(existing.st_mode):
                 mode = stat.S_IMODE(existing.st_mode)
         with _temp_file(place, data, source, mode, None) as temp:
+            if check is not None:
+                check()
             _rename(place, temp, source)
         _fsync_dir(place.fd)
 

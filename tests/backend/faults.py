@@ -8,6 +8,8 @@ be told to, per request it matches::
         ...  # each answer goes out one byte per second
     with backend.faults.injected(Huge(size=300 * 2**20, path="/history")):
         ...  # GET …/history answers an entry with 300 MB of text
+    with backend.faults.injected(Held(path="/history")) as held:
+        ...  # the first GET …/history waits for held.released.set()
 
 A fault replaces only the bytes on the wire; what the answer says (status,
 body) is still decided by :class:`~tests.backend.app.App`, so a trickled
@@ -21,7 +23,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from tests.backend.app import Response
@@ -104,6 +106,29 @@ class Huge(Fault):
         for first in range(0, lines, per_block):
             wire.write(line * min(per_block, lines - first))
         wire.write(closing.encode())
+        wire.flush()
+
+
+@dataclass(frozen=True)
+class Held(Fault):
+    """The real answer to the first matching request, sent once the test sets ``released``
+    (at the latest after ``limit`` seconds); later matches are answered at once.
+
+    For a race that needs something to happen while one client waits for exactly this
+    answer: ``arrived`` is set when that request is being held.
+    """
+
+    limit: float = 30.0
+    arrived: threading.Event = field(default_factory=threading.Event, compare=False)
+    released: threading.Event = field(default_factory=threading.Event, compare=False)
+    taken: threading.Lock = field(default_factory=threading.Lock, compare=False)
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        if self.taken.acquire(blocking=False):
+            self.arrived.set()
+            self.released.wait(self.limit)
+        headers = {**response.headers, "Content-Length": str(len(response.body))}
+        wire.write(head(response.status, headers, http_version) + response.body)
         wire.flush()
 
 

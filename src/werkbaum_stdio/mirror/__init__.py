@@ -10,8 +10,14 @@ mirror is the durable record; it must therefore be exact and honest:
   is first kept in a ``git stash`` (index and work tree, message naming the
   document and version), named in the write result (``handEditStash``) and in
   a ``Werkbaum-Hand-Edit`` trailer, so that nothing typed by hand is lost;
-- a commit that fails (a hook that exits 1) puts the file and its index entry
-  back as they were, and drops that stash again;
+- the file is replaced only if it still holds what the mirror read and stashed
+  (compared right before the rename: a person's editor takes no lock), and a
+  commit that fails (a hook that exits 1) puts the file back only if it still
+  holds what the mirror wrote, its index entry in any case, and drops that
+  stash again once both are back;
+- runs take turns across processes (:mod:`.lock`: two servers, or a server and
+  the cron job, on one repository), and a run never commits a version older
+  than the file's last mirror commit archives (it is skipped);
 - while git is in the middle of something — a merge, rebase or bisect, a
   conflict, a detached HEAD, a locked index — the mirror commits nothing and
   touches nothing (``WorkTree.check_committable``), and a conflicted file's

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -15,9 +16,10 @@ from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumErr
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
-from werkbaum_stdio.mirror.git import FileState, GitError, WorkTree, work_tree_lock
+from werkbaum_stdio.mirror.git import FileState, GitError, WorkTree
+from werkbaum_stdio.mirror.lock import mirror_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
-from werkbaum_stdio.mirror.target import FileProblem, MirrorTarget
+from werkbaum_stdio.mirror.target import Contents, FileChanged, FileProblem, MirrorTarget
 from werkbaum_stdio.roots import Roots
 
 log = logging.getLogger(__name__)
@@ -26,7 +28,11 @@ DEFAULT_MODE = 0o644
 """The mode bits a new mirror file is committed with: not executable (the file store
 creates it 0666 minus the umask)."""
 
+ATTEMPTS = 3
+"""Tries of the file-and-commit step when the file is saved under it each time."""
+
 Stage = Literal["fetch", "file", "git"]
+History = list[dict[str, Any]]
 
 
 # ------------------------------------------------------------------ --mirror DOC=FILE
@@ -53,16 +59,19 @@ def parse_mirror_spec(spec: str) -> tuple[str, str]:
 
 @attrs.frozen
 class MirrorOutcome:
-    """What one mirror run did: committed, wrote (no git), found nothing to do, or failed.
+    """What one mirror run did: committed, wrote (no git), found nothing to do, skipped, or
+    failed.
 
     ``to_json`` is the write result's ``mirror`` field; it is always an object
     (the write output schema types ``mirror`` as one), told apart by its key:
     ``{"commit", "version"}``, ``{"unchanged": true, "version"}``,
-    ``{"written", "version"}`` or ``{"error"}``; plus ``"handEditStash"`` (the
-    stash commit that keeps an overwritten hand edit) when there was one.
+    ``{"written", "version"}``, ``{"skipped": true, "version", "archived"}`` (git
+    archives a newer version already: another mirror run was later; nothing
+    touched) or ``{"error"}``; plus ``"handEditStash"`` (the stash commit that
+    keeps an overwritten hand edit) when there was one.
     """
 
-    kind: Literal["commit", "written", "unchanged", "error"]
+    kind: Literal["commit", "written", "unchanged", "skipped", "error"]
     version: int | None = None
     title: str | None = None
     commit: str | None = None
@@ -72,6 +81,8 @@ class MirrorOutcome:
     stage: Stage | None = None
     kept: str | None = None
     """The sha of the stash that keeps the hand edit this run overwrote."""
+    archived: int | None = None
+    """Skipped: the newer version the file's last mirror commit holds."""
 
     @classmethod
     def failed(cls, stage: Stage, message: str) -> MirrorOutcome:
@@ -89,6 +100,8 @@ class MirrorOutcome:
             out = {"unchanged": True, "version": self.version}
         elif self.kind == "written":
             out = {"written": self.file, "version": self.version}
+        elif self.kind == "skipped":
+            out = {"skipped": True, "version": self.version, "archived": self.archived}
         else:
             out = {"error": self.error}
         if self.kept is not None:
@@ -105,6 +118,8 @@ class MirrorOutcome:
             return f"Written: {self.file} — {shown}"
         if self.kind == "unchanged":
             return f"Unchanged: {shown} — nothing to do.{kept}"
+        if self.kind == "skipped":
+            return f"Skipped: {shown} — git has version {self.archived} already, nothing to do."
         return f"mirror failed ({self.stage}): {self.error}"
 
 
@@ -163,49 +178,100 @@ class Mirror:
         or git: it reports it (the caller's document write stands). A file
         that cannot be reached safely (:mod:`.target`) is left as it was.
         """
-        lock_key = self.repo.top if self.repo is not None else self.file
-        with work_tree_lock(lock_key):
-            try:
-                return self._sync(via)
-            except WerkbaumError as exc:
-                return MirrorOutcome.failed("fetch", exc.message)
-            except GitError as exc:
-                return MirrorOutcome.failed("git", str(exc))
-            except FileProblem as exc:
-                return MirrorOutcome.failed("file", str(exc))
-            except OSError as exc:
-                return MirrorOutcome.failed("file", f"{self.file}: {exc.strerror or exc}")
+        try:
+            return self._sync(via)
+        except WerkbaumError as exc:
+            return MirrorOutcome.failed("fetch", exc.message)
+        except GitError as exc:
+            return MirrorOutcome.failed("git", str(exc))
+        except FileProblem as exc:
+            return MirrorOutcome.failed("file", str(exc))
+        except OSError as exc:
+            return MirrorOutcome.failed("file", f"{self.file}: {exc.strerror or exc}")
 
     def _sync(self, via: str | None) -> MirrorOutcome:
+        """The network first, then the file and git under the mirror lock (:mod:`.lock`).
+
+        Nothing the backend says waits inside the lock, and everything about
+        the file is decided inside it, from a fresh read: a save by hand or
+        another mirror's commit during a slow fetch is seen, not overwritten.
+        """
         fetched = self._fetch()
         data = _encode(fetched.text, self.document)
-        found = self.target.read()
-        present = None if found is None else found[0]
-        same = present == data
-        if self.repo is None:
-            if not same:
-                self.target.write(data)
-            return self._outcome("unchanged" if same else "written", fetched)
-        repo, name = self.repo, self.file.name
-        repo.verify()
-        state = repo.state(name, found)
-        if same and state.clean:
-            return self._outcome("unchanged", fetched)
-        repo.check_committable(name)  # a refusal before anything is touched
-        # Everything that can fail on the backend is asked before the file is touched.
+        with mirror_lock(self.repo, self.file):
+            if self.repo is None:
+                same = _bytes_of(self.target.read()) == data
+                if not same:
+                    self.target.write(data)
+                return self._outcome("unchanged" if same else "written", fetched)
+            found = self.target.read()
+            if _bytes_of(found) == data and self.repo.state(self.file.name, found).clean:
+                return self._outcome("unchanged", fetched)
         history = self.store.history(self.document)
-        bound = repo.previous_version(name)
-        before = _Before(found, state.index)
+        with mirror_lock(self.repo, self.file):
+            for _ in range(ATTEMPTS):
+                done = self._commit_once(fetched, data, history, via)
+                if done is not None:
+                    return done
+        raise FileProblem(
+            f"{self.file} changed {ATTEMPTS} times while the mirror was writing it (saved by "
+            "hand?), so the mirror left it as it is and committed nothing; the next write or "
+            "run catches up"
+        )
+
+    def _look(self, fetched: Fetched, data: bytes, found: Contents) -> _Look:
+        """What git says about the file as ``found``; the outcome if there is nothing to do.
+
+        Skipped if the file's last mirror commit holds a newer version than
+        the one fetched: another run (a second server, the cron job) fetched
+        later and committed first, and this older text must not go on top.
+        The same version goes ahead: it can only bring back that version's
+        text (the commit is empty unless someone committed over it by hand).
+        """
+        assert self.repo is not None  # verified by the lock
+        state = self.repo.state(self.file.name, found)
+        archived = None
+        outcome = None
+        if _bytes_of(found) == data and state.clean:
+            outcome = self._outcome("unchanged", fetched)
+        else:
+            archived = self.repo.previous_version(self.file.name)
+            if archived is not None and archived > fetched.version:
+                outcome = self._outcome("skipped", fetched, archived=archived)
+        return _Look(state=state, archived=archived, outcome=outcome)
+
+    def _commit_once(
+        self, fetched: Fetched, data: bytes, history: History, via: str | None
+    ) -> MirrorOutcome | None:
+        """Stash a hand edit, write the file, commit it; None if the file changed meanwhile.
+
+        Then this run has written nothing and dropped its stash again, and the
+        caller starts over from a fresh read, so that the new save is the one
+        stashed.
+        """
+        assert self.repo is not None
+        repo, name = self.repo, self.file.name
+        found = self.target.read()
+        look = self._look(fetched, data, found)
+        if look.outcome is not None:
+            return look.outcome
+        repo.check_committable(name)  # a refusal before anything is touched
+        state, same = look.state, _bytes_of(found) == data
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
-        message = commit_message(fetched, via, history, bound, kept)
+        message = commit_message(fetched, via, history, look.archived, kept)
+        mode = DEFAULT_MODE if found is None else found[1]
+        run = _Run(found=found, index=state.index, wrote=None, kept=kept)
         try:
-            now = self.target.read()
-            if now is None or now[0] != data:
-                self.target.write(data)  # keeps the mode of the file it replaces
-            mode = DEFAULT_MODE if now is None else now[1]
+            if not same:
+                self.target.write_over(found, data)  # keeps the mode of the file it replaces
+                run = attrs.evolve(run, wrote=data)
             sha = repo.commit(name, repo.entry_of(name, data, mode, state.index), message)
+        except FileChanged:  # only the write raises it: nothing written
+            if kept is not None:
+                repo.drop_stash(kept)
+            return None
         except (GitError, FileProblem) as exc:
-            raise type(exc)(self._put_back(before, kept, exc)) from exc
+            raise type(exc)(self._put_back(run, exc)) from exc
         if sha is None:  # the file only went back to its committed text (a hand edit undone)
             return self._outcome("unchanged", fetched, kept=kept)
         subject = message.split("\n", 1)[0]
@@ -231,29 +297,60 @@ class Mirror:
         )
         return self.repo.stash(self.file.name, state, message)
 
-    def _put_back(self, before: _Before, kept: str | None, failure: Exception) -> str:
+    def _put_back(self, run: _Run, failure: Exception) -> str:
         """After a failed write or commit: the file and its index entry as they were; what to
-        report. If that fails too, a stashed hand edit stays in its stash, and the report
-        names it."""
+        report, true in every case.
+
+        The file is put back only if it still holds what the mirror wrote — a
+        save by hand since then stays as it is. The index entry is put back
+        whatever became of the file. The stash is dropped only when the file
+        and the index both hold the hand edit again; otherwise the report
+        names it.
+        """
         assert self.repo is not None
-        said = str(failure)
         try:
-            before.restore(self.target, self.repo)
-            if kept is not None:
-                self.repo.drop_stash(kept)  # the hand edit is back in the file
-        except (GitError, FileProblem) as exc:
-            where = f"; the hand edit is in git stash {kept}" if kept else ""
-            return f"{said}; putting the file back failed too ({exc}){where}"
-        return f"{said}; the file and the index are as they were"
+            file_back = run.restore_file(self.target)
+            file_said = "the file is as it was" if file_back else _LEFT
+        except FileProblem as exc:
+            file_back, file_said = False, f"putting the file back failed ({exc})"
+        index_back, index_said = self._put_back_index(run.index, failure)
+        if file_back and index_back:
+            if run.kept is not None:
+                self.repo.drop_stash(run.kept)  # the hand edit is back where it was
+            return f"{failure}; the file and the index are as they were"
+        kept = (
+            f"; the hand edit the mirror overwrote is in git stash {run.kept}" if run.kept else ""
+        )
+        return f"{failure}; {file_said}; {index_said}{kept}"
+
+    def _put_back_index(self, entry: str | None, failure: Exception) -> tuple[bool, str]:
+        """Put the file's index entry back; whether it is as it was, and what to say.
+
+        A failed put-back may still leave the entry as it was (a stale
+        ``index.lock`` stopped the commit's change too), so the entry is read
+        before anything is reported about it.
+        """
+        assert self.repo is not None
+        name = self.file.name
+        try:
+            self.repo.set_index_entry(name, entry)
+            return True, "the index is as it was"
+        except GitError as exc:
+            with contextlib.suppress(GitError):
+                if self.repo.index_entry(name) == entry:
+                    return True, "the index is as it was"
+            why = "for the same reason" if str(exc) == str(failure) else f"({exc})"
+            return False, f"putting its index entry back failed {why}"
 
     def _outcome(
         self,
-        kind: Literal["commit", "written", "unchanged"],
+        kind: Literal["commit", "written", "unchanged", "skipped"],
         fetched: Fetched,
         *,
         commit: str | None = None,
         subject: str | None = None,
         kept: str | None = None,
+        archived: int | None = None,
     ) -> MirrorOutcome:
         return MirrorOutcome(
             kind=kind,
@@ -263,6 +360,7 @@ class Mirror:
             subject=subject,
             file=str(self.file),
             kept=kept,
+            archived=archived,
         )
 
     def _fetch(self) -> Fetched:
@@ -289,19 +387,47 @@ def _hand_edit(state: FileState, same: bool) -> bool:
     return state.tree is not None or staged
 
 
+_LEFT = "the file was changed again after the mirror wrote it, so it was left as it is"
+
+
 @attrs.frozen
-class _Before:
-    """The mirror file before a run: its bytes and mode (None: absent) and its index entry."""
+class _Look:
+    """The file as git sees it, the lower bound of the commit body, and the outcome if
+    there is nothing to do."""
 
-    file: tuple[bytes, int] | None
+    state: FileState
+    archived: int | None
+    outcome: MirrorOutcome | None
+
+
+@attrs.frozen
+class _Run:
+    """One attempt at the file: what was there, what the mirror wrote, which stash it made."""
+
+    found: Contents
+    """The file's bytes and mode before the run (None: there was none)."""
     index: str | None
+    """Its index entry before the run."""
+    wrote: bytes | None
+    """What the mirror wrote (with the mode the file had, or a new file's); None: nothing."""
+    kept: str | None
 
-    def restore(self, target: MirrorTarget, repo: WorkTree) -> None:
-        if self.file is None:
-            target.remove()
-        else:
-            target.write(*self.file)
-        repo.set_index_entry(target.path.name, self.index)
+    def restore_file(self, target: MirrorTarget) -> bool:
+        """Put the file back if it still holds what the mirror wrote; whether it is as it was."""
+        if self.wrote is None:
+            return True
+        try:
+            if self.found is None:
+                target.remove_if(self.wrote)
+            else:
+                target.write_over((self.wrote, self.found[1]), *self.found)
+        except FileChanged:
+            return False
+        return True
+
+
+def _bytes_of(found: Contents) -> bytes | None:
+    return None if found is None else found[0]
 
 
 def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:
