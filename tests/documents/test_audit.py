@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from tests.backend import Backend
+from tests.backend.faults import Twice
 from tests.backend.human import Human
 from tests.stdio.conftest import MODES, audit_lines, structured
 
@@ -65,3 +66,28 @@ async def test_every_line_has_the_request_id_and_document_writes_the_client_id(
     assert len(set(ids)) == 3 and all(isinstance(i, str) and i for i in ids)
     assert stale["error"]["requestId"] == document_conflict["requestId"]
     assert PLAN.splitlines()[1] not in json.dumps([document_ok, document_conflict, file_ok])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_write_after_a_read_answered_twice_is_reported_and_audited_as_done(
+    mode: str, tmp_path: Path, backend: Backend, human: Human
+) -> None:
+    """Round 23 F5: the stand-in answers the write's read of the document twice on one
+    kept-alive socket, so the PATCH sent there next reads a document for its answer."""
+    doc = human.create(PLAN)
+    audit = tmp_path / "audit.jsonl"
+    params = StdioServerParameters(
+        command=str(SERVER),
+        args=["--root", str(tmp_path), "--server", backend.base_url, "--audit-log", str(audit)],
+        cwd=str(tmp_path),
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
+    async with Client(params, mode=mode) as client:
+        snapshot = structured(await client.call_tool("werkbaum_read", {"source": doc}))
+        args = {"source": doc, "base": snapshot["base"], "id": "a", "status": "x"}
+        with backend.faults.injected(Twice(method="GET", path=doc)) as twice:
+            result = structured(await client.call_tool("werkbaum_set_status", args))
+    assert twice.answered, "the fault was on the wire"
+    assert result["base"]["version"] == 2, result
+    assert "[x] #a" in human.get(doc)["content"]
+    assert [line["outcome"] for line in audit_lines(audit)] == ["ok"]
