@@ -16,7 +16,14 @@ from mcp.types import Implementation
 from tests.backend import Backend
 from tests.backend.faults import Twice
 from tests.backend.human import Human
+from tests.documents.test_faults import DEEP, Answers
 from tests.stdio.conftest import MODES, audit_lines, structured
+from werkbaum_core import SourceUnavailable
+from werkbaum_core.engine import LazyEngine
+from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
+from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_http.sources import DocumentSources
+from werkbaum_stdio.audit import AuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -91,3 +98,26 @@ async def test_a_write_after_a_read_answered_twice_is_reported_and_audited_as_do
     assert result["base"]["version"] == 2, result
     assert "[x] #a" in human.get(doc)["content"]
     assert [line["outcome"] for line in audit_lines(audit)] == ["ok"]
+
+
+def test_a_write_with_an_unknown_outcome_is_audited_as_such(
+    tmp_path: Path, backend: Backend, human: Human, shared_engine: LazyEngine
+) -> None:
+    """A PATCH answered twice with nothing that can be its answer: the error and the audit
+    line both say the change may have landed (``applied: "unknown"``), not that it failed."""
+    doc = human.create(PLAN)
+    audit = tmp_path / "audit.jsonl"
+    answers = Answers("PATCH", "/content", DEEP)
+    with DocumentStore([backend.base_url], transport=answers) as store:
+        services = Services(
+            engine=shared_engine,
+            sources=DocumentSources(store),
+            audit=AuditLog(audit, client_id=store.client_id),
+        )
+        tool = next(spec for spec in CATALOGUE if spec.name == "werkbaum_set_status")
+        base = store.read(doc).base.to_json()
+        with pytest.raises(SourceUnavailable) as caught:
+            tool.call(services, {"source": doc, "base": base, "id": "a", "status": "x"}, Caller())
+    assert caught.value.details["applied"] == "unknown"
+    [line] = audit_lines(audit)
+    assert (line["outcome"], line["applied"]) == ("source_unavailable", "unknown")
