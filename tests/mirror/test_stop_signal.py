@@ -9,6 +9,7 @@ and the backend.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -113,17 +114,27 @@ def landed(human: Human, doc: str, version: int, within: float = 30.0) -> None:
         time.sleep(0.02)
 
 
+@contextlib.contextmanager
+def second_write_in_its_mirror_step(
+    server: Session, backend: Backend, human: Human, doc: str, seconds: float
+) -> Iterator[int]:
+    """A first write, then a second whose document write has landed while its mirror
+    step waits ``seconds`` for ``GET …/history``; yields the second's request id."""
+    written = first_write(server)
+    with backend.faults.injected(Delayed(seconds=seconds, path="/history")):
+        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
+        pending = server.start("werkbaum_set_status", args)
+        landed(human, doc, 3)
+        yield pending
+
+
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=str)
 def test_a_write_past_its_store_step_gets_its_mirror_commit_and_audit_line(
     session: tuple[Session, str], backend: Backend, human: Human, repo: Path, number: int
 ) -> None:
     server, doc = session
-    written = first_write(server)
-    before = commits(repo)
-    with backend.faults.injected(Delayed(seconds=2.0, path="/history")):
-        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
-        pending = server.start("werkbaum_set_status", args)
-        landed(human, doc, 3)
+    with second_write_in_its_mirror_step(server, backend, human, doc, 2.0) as pending:
+        before = commits(repo)
         server.signal(number)
         signalled = time.monotonic()
         refused = server.call("werkbaum_read", {"source": str(server.file)})
@@ -138,19 +149,15 @@ def test_a_write_past_its_store_step_gets_its_mirror_commit_and_audit_line(
     assert server.file.read_text(encoding="utf-8") == human.get(doc)["content"]
     assert git(repo, "status", "--porcelain") == ""
     outcomes = [(line["outcome"], line.get("mirror", {}).get("commit")) for line in server.lines()]
-    assert outcomes == [("ok", written["mirror"]["commit"]), ("ok", result["mirror"]["commit"])]
+    assert outcomes == [("ok", before[0]), ("ok", result["mirror"]["commit"])]
 
 
 def test_a_write_still_in_its_mirror_step_at_the_bound_is_audited_as_stopped(
     session: tuple[Session, str], backend: Backend, human: Human, repo: Path
 ) -> None:
     server, doc = session
-    written = first_write(server)
-    before = commits(repo)
-    with backend.faults.injected(Delayed(seconds=STOP_WAIT + 20.0, path="/history")):
-        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
-        server.start("werkbaum_set_status", args)
-        landed(human, doc, 3)
+    with second_write_in_its_mirror_step(server, backend, human, doc, STOP_WAIT + 20.0):
+        before = commits(repo)
         server.signal(signal.SIGTERM)
         signalled = time.monotonic()
         status = server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK)
@@ -169,11 +176,7 @@ def test_a_second_signal_stops_at_once_with_the_audit_line(
     session: tuple[Session, str], backend: Backend, human: Human
 ) -> None:
     server, doc = session
-    written = first_write(server)
-    with backend.faults.injected(Delayed(seconds=STOP_WAIT + 20.0, path="/history")):
-        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
-        server.start("werkbaum_set_status", args)
-        landed(human, doc, 3)
+    with second_write_in_its_mirror_step(server, backend, human, doc, STOP_WAIT + 20.0):
         server.signal(signal.SIGTERM)
         time.sleep(0.3)
         server.signal(signal.SIGINT)
