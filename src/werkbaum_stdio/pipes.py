@@ -33,6 +33,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -45,6 +46,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import TypeAdapter
 
+from werkbaum_core.engine.lifetime import before_stop
 from werkbaum_stdio.framing import (
     ID_PREFIX_BYTES,
     MAX_LINE_BYTES,
@@ -95,9 +97,18 @@ async def stdio_pipes() -> AsyncIterator[
     to_wire, from_session = anyio.create_memory_object_stream[SessionMessage](QUEUED)
     writer = _Writer(wire_out)
     pending = _Pending()
+    token = anyio.lowlevel.current_token()
+
+    def answered(seconds: float) -> None:
+        # A stop signal waited for writes in flight: their answers go out first.
+        deadline = time.monotonic() + seconds
+        with suppress(RuntimeError):  # the loop is gone
+            anyio.from_thread.run(pending.all_answered, seconds, token=token)
+        writer.written(deadline - time.monotonic())
+
+    forget = before_stop(answered)
     try:
         async with anyio.create_task_group() as tasks:
-            token = anyio.lowlevel.current_token()
             threading.Thread(
                 target=_read_lines, args=(wire_in, to_session, pending, token, writer), daemon=True
             ).start()
@@ -106,6 +117,7 @@ async def stdio_pipes() -> AsyncIterator[
             await to_wire.aclose()
         await anyio.to_thread.run_sync(writer.drain)
     finally:
+        forget()
         writer.stop()
         restore_out()
         restore_in()
@@ -289,16 +301,27 @@ class _Writer:
         with suppress(queue.Full):
             self._queue.put_nowait(b"")
 
+    def written(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds until everything queued so far is written."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.005)
+
     def _run(self) -> None:
         while data := self._queue.get():  # b"" ends the thread
-            if self._failed:
-                continue
-            view = memoryview(data)
             try:
-                while view:
-                    view = view[os.write(self._fd, view) :]
-            except OSError:  # the host closed its end: later answers are dropped
-                self._failed = True
+                if not self._failed:
+                    self._write(data)
+            finally:
+                self._queue.task_done()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError:  # the host closed its end: later answers are dropped
+            self._failed = True
 
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {

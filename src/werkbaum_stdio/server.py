@@ -11,6 +11,7 @@ import mcp.types as types
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.errors import InvalidArgument, NotFound
 from werkbaum_core.guide import GUIDE_URI, guide_for
+from werkbaum_core.in_flight import WRITES
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.rules.plan_hints import with_plan_hints
 from werkbaum_core.stores.documents import DocumentStore
@@ -144,6 +145,7 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanS
         checkpoint=anyio.from_thread.check_cancelled,
         guide=guide_for(config.frontend),
         plan_files=files,
+        writes=WRITES,  # what the stop handler waits for (werkbaum_core.engine.lifetime)
     )
     server = plan_server(
         instructions=instructions(config),

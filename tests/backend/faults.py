@@ -1,4 +1,4 @@
-"""Fault modes of the stand-in: a backend that trickles, stalls or sends far too much.
+"""Fault modes of the stand-in: a backend that trickles, stalls, sends far too much or twice.
 
 The store's limits (a total deadline per call, bounded answers) are only
 shown by a real server that misbehaves on a real socket, so the stand-in can
@@ -10,6 +10,10 @@ be told to, per request it matches::
         ...  # GET …/history answers an entry with 300 MB of text
     with backend.faults.injected(Held(path="/history")) as held:
         ...  # the first GET …/history waits for held.released.set()
+    with backend.faults.injected(Delayed(seconds=3.0, path="/history")):
+        ...  # GET …/history is answered 3 s late
+    with backend.faults.injected(Twice(method="PATCH", path="/content")):
+        ...  # the next PATCH is answered twice on its kept-alive connection
 
 A fault replaces only the bytes on the wire; what the answer says (status,
 body) is still decided by :class:`~tests.backend.app.App`, so a trickled
@@ -24,7 +28,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from tests.backend.app import Response
 
@@ -45,6 +49,8 @@ class Fault:
 
     method: str = "GET"
     path: str = ""
+    closes: ClassVar[bool] = True
+    """Whether the stand-in closes the connection after the fault's bytes."""
 
     def matches(self, method: str, path: str) -> bool:
         return (
@@ -127,9 +133,46 @@ class Held(Fault):
         if self.taken.acquire(blocking=False):
             self.arrived.set()
             self.released.wait(self.limit)
-        headers = {**response.headers, "Content-Length": str(len(response.body))}
-        wire.write(head(response.status, headers, http_version) + response.body)
+        wire.write(_whole(response, http_version))
         wire.flush()
+
+
+@dataclass(frozen=True)
+class Delayed(Fault):
+    """The real answer, whole, after ``seconds`` (the request has been handled already:
+    a delayed PATCH is applied, its answer late)."""
+
+    seconds: float = 2.0
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        time.sleep(self.seconds)
+        wire.write(_whole(response, http_version))
+        wire.flush()
+
+
+@dataclass(frozen=True)
+class Twice(Fault):
+    """The real answer twice, in one write, on a connection kept alive: what a broken
+    backend or middlebox does. The client takes the first; the second waits on the
+    connection as if it were the answer to the next request sent there. Only the
+    first ``times`` matching requests are answered so; the rest are answered once."""
+
+    times: int = 1
+    answered: list[str] = field(default_factory=list, compare=False)
+    closes: ClassVar[bool] = False
+
+    def send(self, wire: Wire, response: Response, http_version: str) -> None:
+        data = _whole(response, http_version)
+        if len(self.answered) < self.times:
+            self.answered.append(response.body.decode("utf-8", "replace"))
+            data += data
+        wire.write(data)
+        wire.flush()
+
+
+def _whole(response: Response, http_version: str) -> bytes:
+    headers = {**response.headers, "Content-Length": str(len(response.body))}
+    return head(response.status, headers, http_version) + response.body
 
 
 class Faults:

@@ -102,7 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
         response = self.server.app.handle(request)
         fault = self.server.faults.match(self.command, request.path)
         if fault is not None:
-            self.close_connection = True
+            self.close_connection = fault.closes
             with contextlib.suppress(OSError):  # the client gave up: what the fault is for
                 fault.send(self.wfile, response, self.protocol_version)
             return

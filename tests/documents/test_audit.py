@@ -14,8 +14,16 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from tests.backend import Backend
+from tests.backend.faults import Twice
 from tests.backend.human import Human
+from tests.documents.test_faults import DEEP, Answers
 from tests.stdio.conftest import MODES, audit_lines, structured
+from werkbaum_core import SourceUnavailable
+from werkbaum_core.engine import LazyEngine
+from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
+from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_http.sources import DocumentSources
+from werkbaum_stdio.audit import AuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -28,6 +36,30 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def audited_server(tmp_path: Path, backend: Backend, audit: Path) -> StdioServerParameters:
+    """``werkbaum-mcp`` on ``tmp_path`` and the stand-in, its audit lines in ``audit``."""
+    return StdioServerParameters(
+        command=str(SERVER),
+        args=["--root", str(tmp_path), "--server", backend.base_url, "--audit-log", str(audit)],
+        cwd=str(tmp_path),
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
+    )
+
+
+def set_status_in_process(
+    store: DocumentStore, engine: LazyEngine, audit: Path, document: str, caller: Caller
+) -> None:
+    """``werkbaum_set_status`` (``#a`` done) through the catalogue alone, audited to ``audit``."""
+    services = Services(
+        engine=engine,
+        sources=DocumentSources(store),
+        audit=AuditLog(audit, client_id=store.client_id),
+    )
+    tool = next(spec for spec in CATALOGUE if spec.name == "werkbaum_set_status")
+    base = store.read(document).base.to_json()
+    tool.call(services, {"source": document, "base": base, "id": "a", "status": "x"}, caller)
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_every_line_has_the_request_id_and_document_writes_the_client_id(
     mode: str, tmp_path: Path, backend: Backend, human: Human
@@ -35,12 +67,7 @@ async def test_every_line_has_the_request_id_and_document_writes_the_client_id(
     doc = human.create(PLAN)
     (tmp_path / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
     audit = tmp_path / "audit.jsonl"
-    params = StdioServerParameters(
-        command=str(SERVER),
-        args=["--root", str(tmp_path), "--server", backend.base_url, "--audit-log", str(audit)],
-        cwd=str(tmp_path),
-        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-    )
+    params = audited_server(tmp_path, backend, audit)
     info = Implementation(name="claude-code", version="2")
     async with Client(params, mode=mode, client_info=info) as client:
 
@@ -65,3 +92,41 @@ async def test_every_line_has_the_request_id_and_document_writes_the_client_id(
     assert len(set(ids)) == 3 and all(isinstance(i, str) and i for i in ids)
     assert stale["error"]["requestId"] == document_conflict["requestId"]
     assert PLAN.splitlines()[1] not in json.dumps([document_ok, document_conflict, file_ok])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_write_after_a_read_answered_twice_is_reported_and_audited_as_done(
+    mode: str, tmp_path: Path, backend: Backend, human: Human
+) -> None:
+    """Round 23 F5: the stand-in answers the write's read of the document twice on one
+    kept-alive socket, so the PATCH sent there next reads a document for its answer."""
+    doc = human.create(PLAN)
+    audit = tmp_path / "audit.jsonl"
+    params = audited_server(tmp_path, backend, audit)
+    async with Client(params, mode=mode) as client:
+        snapshot = structured(await client.call_tool("werkbaum_read", {"source": doc}))
+        args = {"source": doc, "base": snapshot["base"], "id": "a", "status": "x"}
+        with backend.faults.injected(Twice(method="GET", path=doc)) as twice:
+            result = structured(await client.call_tool("werkbaum_set_status", args))
+    assert twice.answered, "the fault was on the wire"
+    assert result["base"]["version"] == 2, result
+    assert "[x] #a" in human.get(doc)["content"]
+    assert [line["outcome"] for line in audit_lines(audit)] == ["ok"]
+
+
+def test_a_write_with_an_unknown_outcome_is_audited_as_such(
+    tmp_path: Path, backend: Backend, human: Human, shared_engine: LazyEngine
+) -> None:
+    """A PATCH answered twice with nothing that can be its answer: the error and the audit
+    line both say the change may have landed (``applied: "unknown"``), not that it failed."""
+    doc = human.create(PLAN)
+    audit = tmp_path / "audit.jsonl"
+    answers = Answers("PATCH", "/content", DEEP)
+    with (
+        DocumentStore([backend.base_url], transport=answers) as store,
+        pytest.raises(SourceUnavailable) as caught,
+    ):
+        set_status_in_process(store, shared_engine, audit, doc, Caller())
+    assert caught.value.details["applied"] == "unknown"
+    [line] = audit_lines(audit)
+    assert (line["outcome"], line["applied"]) == ("source_unavailable", "unknown")

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.backend import Backend
+from tests.backend.faults import Twice
 from tests.backend.human import Human
 from werkbaum_core import SourceUnavailable, checksum
 from werkbaum_core.stores.documents import DocumentStore
@@ -300,12 +301,20 @@ def test_json_python_cannot_hold_is_an_answer_unlike_a_backend(
         assert s.read(human.create(PLAN)).text == PLAN  # the store goes on
 
 
-def test_a_patch_answered_with_deep_json_is_read_back(backend: Backend, human: Human) -> None:
-    # A 200 whose body says nothing usable: the store re-reads (here: the PATCH never
-    # reached the backend, so the text is unchanged and the pipeline reports it).
+def test_a_patch_answered_with_deep_json_has_an_unknown_outcome(
+    backend: Backend, human: Human
+) -> None:
+    # A 200 whose body says nothing usable, asked twice: whether the change landed is not
+    # known (here the PATCH never reached the backend), and the error says so.
     doc_id = human.create(PLAN)
-    with DocumentStore([backend.base_url], transport=Answers("PATCH", "/content", DEEP)) as s:
-        assert write_line(s, doc_id).text == PLAN
+    answers = Answers("PATCH", "/content", DEEP)
+    with (
+        DocumentStore([backend.base_url], transport=answers) as store,
+        pytest.raises(SourceUnavailable, match="cannot be its answer") as caught,
+    ):
+        write_line(store, doc_id)
+    assert caught.value.details["applied"] == "unknown"
+    assert human.get(doc_id)["version"] == 1
 
 
 def test_a_probe_answered_with_deep_json_is_one_clear_error(backend: Backend) -> None:
@@ -354,13 +363,53 @@ def test_a_patch_answer_whose_version_cannot_follow_the_base_is_not_taken(
     backend: Backend, human: Human, claimed: int
 ) -> None:
     """Every write makes a new version: an answer naming the base's own or an older one is
-    not believed; the store reads the document, and its text of the base stays the base's."""
+    not believed. The PATCH is sent once more (same seq: the backend replays, nothing is
+    applied twice); answered so again, the outcome is unknown and the error says so. The
+    store's text of the base stays the base's."""
     doc_id = human.create(PLAN)
     restated = Restated({"version": claimed, "opsSinceBase": []})
     with DocumentStore([backend.base_url], transport=restated) as store:
         base = store.read(doc_id).base
         assert base.version == 1
-        after = write_line(store, doc_id)
-        assert after.base.version == 2 and after.text == PLAN + "\n" + SECRET_LINE
-        assert after == store.read(doc_id)
+        with pytest.raises(SourceUnavailable, match="cannot be its answer") as caught:
+            write_line(store, doc_id)
+        assert caught.value.details["applied"] == "unknown"
+        assert human.get(doc_id)["version"] == 2, "applied once"
         assert store.base_text(doc_id, base)[0] == PLAN, "version 1 is still the base's text"
+
+
+def test_a_get_answered_twice_does_not_make_the_next_write_fail(
+    backend: Backend, human: Human
+) -> None:
+    """The stand-in answers one ``GET`` twice on a kept-alive socket: the next request
+    sent there (the write's PATCH, after its own read) is answered with a document. The
+    store does not take that for the PATCH's answer: it closes the connection and sends
+    the PATCH again on another (same seq, so the backend replays what it applied)."""
+    doc_id = human.create(PLAN)
+    with DocumentStore([backend.base_url]) as store:
+        with backend.faults.injected(Twice(method="GET", path=doc_id)) as twice:
+            snapshot = store.read(doc_id)
+            op = {"op": "insert", "index": 3, "lines": [SECRET_LINE]}
+            stored = store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
+        assert twice.answered, "the fault was on the wire"
+        assert stored.base.version == 2 and stored.text == PLAN + "\n" + SECRET_LINE
+        assert human.get(doc_id)["content"] == stored.text
+        assert [entry["version"] for entry in human.history(doc_id)][-1] == 2, "applied once"
+        assert store.read(doc_id) == stored, "later answers are not one request late"
+
+
+def test_a_patch_answered_twice_does_not_make_the_next_read_fail(
+    backend: Backend, human: Human
+) -> None:
+    """The second copy of a PATCH's answer waits on the connection; the next ``GET`` of
+    the document would read it: not a document, so it is asked again elsewhere."""
+    doc_id = human.create(PLAN)
+    with DocumentStore([backend.base_url]) as store:
+        with backend.faults.injected(Twice(method="PATCH", path="/content")) as twice:
+            first = write_line(store, doc_id)
+        assert twice.answered and first.base.version == 2
+        assert store.read(doc_id) == first
+        op = {"op": "replace", "index": 1, "count": 1, "lines": ["  - [x] #a: A (S)"]}
+        text = first.text.replace("[ ] #a", "[x] #a")
+        again = store.write(doc_id, first.base, [op], text)
+        assert again.base.version == 3 and human.get(doc_id)["content"] == text

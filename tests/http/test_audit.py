@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from tests.backend import Backend
+from tests.documents.test_audit import set_status_in_process
 from tests.http.conftest import (
     FULL_TOKEN,
     PLAN,
@@ -21,10 +22,8 @@ from tests.http.conftest import (
 from tests.http.test_transport import modern_call
 from werkbaum_core import checksum
 from werkbaum_core.engine import LazyEngine
-from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
+from werkbaum_core.rules.catalogue import Caller
 from werkbaum_core.stores.documents import DocumentStore
-from werkbaum_http.sources import DocumentSources
-from werkbaum_stdio.audit import AuditLog
 
 TRACE = "trace-4bf92f3577b34da6a3ce929d0e0e4736"
 
@@ -94,15 +93,8 @@ def test_the_audit_line_carries_the_x_request_id_it_is_given(
     document = create_document(backend)
     audit = tmp_path / "audit.jsonl"
     with DocumentStore([backend.base_url], allow_any_host=False) as store:
-        services = Services(
-            engine=http_engine,
-            sources=DocumentSources(store),
-            audit=AuditLog(audit, client_id=store.client_id),
-        )
-        tool = next(spec for spec in CATALOGUE if spec.name == "werkbaum_set_status")
-        base = store.read(document).base.to_json()
         caller = Caller("Agent", request_id="9", http_request_id=TRACE + "x" * 200)
-        tool.call(services, {"source": document, "base": base, "id": "a", "status": "x"}, caller)
+        set_status_in_process(store, http_engine, audit, document, caller)
     [line] = [json.loads(text) for text in audit.read_text(encoding="utf-8").splitlines()]
     assert line["httpRequestId"] == (TRACE + "x" * 200)[:128]
     assert (line["requestId"], line["clientId"]) == ("9", store.client_id)

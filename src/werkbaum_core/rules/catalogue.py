@@ -18,6 +18,7 @@ import attrs
 
 from werkbaum_core.errors import InvalidArgument, NotFound, TooLarge, WerkbaumError
 from werkbaum_core.guide import GUIDE_URI, bundled_guide
+from werkbaum_core.in_flight import MIRROR, Commitment, Stopping, WritesInFlight
 from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
 from werkbaum_core.rules.conflicts import RecentTexts
@@ -120,6 +121,9 @@ class Services:
     """The notation guide, which ``werkbaum_read`` serves as ``werkbaum://guide``."""
     plan_files: PlanFiles | None = None
     """The plan files ``werkbaum_list`` lists; None where there are none (HTTP)."""
+    writes: WritesInFlight = attrs.field(factory=WritesInFlight)
+    """Where writes past their store step are registered, so that a stop signal waits
+    for them (the stdio server passes the process's :data:`~werkbaum_core.in_flight.WRITES`)."""
 
 
 Handler = Callable[[Services, JSONObject, Caller], JSONObject | ToolResult]
@@ -151,6 +155,8 @@ class ToolSpec:
 
     def call(self, services: Services, arguments: JSONObject, caller: Caller) -> ToolResult:
         """Run the handler on validated arguments; the result in both of its forms."""
+        if self.read_only:  # a write is refused inside its handler, which audits it
+            services.writes.refuse_if_stopping()
         try:
             result = self.handler(services, arguments, caller)
         except NotFound as exc:
@@ -308,7 +314,17 @@ def _write(
         "source": args.get("source"),
         "displayName": caller.display_name,
     }
+    commitment: Commitment | None = None
+
+    def checkpoint() -> None:
+        # Right before the store step: from here on the write completes, also when
+        # the process is told to stop (it then waits for this write's audit line).
+        nonlocal commitment
+        services.checkpoint()
+        commitment = services.writes.begin(event, services.audit, started)
+
     try:
+        services.writes.refuse_if_stopping()
         resolved = _resolve(services, args["source"])
         creating = args["base"] is None
         if creating:
@@ -331,20 +347,17 @@ def _write(
         )
         if creating:
             result = create(
-                services.engine,
-                _creator(resolved, verb),
-                request,
-                services.checkpoint,
-                services.recent,
+                services.engine, _creator(resolved, verb), request, checkpoint, services.recent
             )
         else:
-            result = write(
-                services.engine, resolved.store, request, services.checkpoint, services.recent
-            )
+            result = write(services.engine, resolved.store, request, checkpoint, services.recent)
         if resolved.redirected_to:
             result = attrs.evolve(result, redirected_to=resolved.redirected_to)
         out = result.to_json()
         if not request.dry_run and result.ops and services.after_write is not None:
+            event["new"] = out.get("base")
+            if commitment is not None:
+                commitment.stage = MIRROR
             mirror = services.after_write(resolved, out, caller)
             if mirror is not None:
                 out["mirror"] = mirror
@@ -356,8 +369,13 @@ def _write(
             mirror=out.get("mirror"),
         )
         return out
+    except Stopping:  # before the store step: nothing was written (spec §6.5)
+        event["outcome"] = "cancelled"
+        raise
     except WerkbaumError as exc:
         event["outcome"] = exc.code
+        if exc.details.get("applied") == "unknown":
+            event["applied"] = "unknown"
         raise
     except BaseException as exc:
         cancelled = type(exc).__name__ in ("CancelledError", "Cancelled", "get_cancelled_exc_class")
@@ -365,7 +383,11 @@ def _write(
         raise
     finally:
         event["ms"] = round((time.time() - started) * 1000, 1)
-        services.audit(event)
+        if commitment is None:
+            services.audit(event)
+        else:
+            commitment.audit(event)  # unless a stop signal has written it already
+            services.writes.end(commitment)
 
 
 def _creator(resolved: Resolved, verb: str) -> Creates:

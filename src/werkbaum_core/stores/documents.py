@@ -119,6 +119,17 @@ class _Answer:
         return self.status_code in (301, 302, 303, 307, 308) and "location" in self.headers
 
 
+class _Stray(Exception):
+    """An answer that cannot be the answer to the request it came for: a backend or a
+    middlebox that answered an earlier request on the same kept-alive connection twice
+    (that connection then yields every answer one request late). ``error`` is what the
+    request fails with if the answer on another connection cannot belong to it either."""
+
+    def __init__(self, error: WerkbaumError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class DocumentStore:
     """Shared documents on Werkbaum backends; implements the ``Store`` protocol; thread-safe.
 
@@ -167,6 +178,8 @@ class DocumentStore:
         self._seq = 0
         self._seq_lock = threading.Lock()
         self._unsettled: BoundedCache[str, tuple[Base, str, int]] = BoundedCache(UNSETTLED)
+        self._newest: BoundedCache[str, int] = BoundedCache(UNSETTLED)
+        """The newest version seen of each document: a write's answer must name a later one."""
         self._doc_locks: dict[str, threading.Lock] = {}
         self._doc_locks_lock = threading.Lock()
 
@@ -287,8 +300,16 @@ class DocumentStore:
                 name = _clip_utf16(author, DISPLAY_NAME_MAX)
                 if name:
                     body["displayName"] = name
+                # Every write makes a new version, later than any seen before it was sent.
+                floor = max(_int(base.version) or 0, self._newest.get(ref.url) or 0)
                 try:
-                    response = self._send("PATCH", f"{ref.url}/content", source=source, body=body)
+                    response = self._send(
+                        "PATCH",
+                        f"{ref.url}/content",
+                        source=source,
+                        body=body,
+                        check=lambda answer: _patch_answer_error(answer, ref, source, floor),
+                    )
                 except SourceUnavailable as exc:
                     raise self._unsettled_write(ref.url, base, change, seq, exc) from exc
                 if response.status_code >= 500:  # a gateway's answer: applied or not, unknown
@@ -332,7 +353,8 @@ class DocumentStore:
     def _accepted(
         self, ref: DocumentRef, source: str, base: Base, ops: list[Op], body: Any
     ) -> Snapshot:
-        """The snapshot after a 200 (also a replayed one).
+        """The snapshot after a 200 (also a replayed one; :func:`_patch_answer_error`
+        has made sure it can be this write's answer).
 
         The answer carries the new version but no text. Without a merge the
         text is ``apply(base, ops)``, computed here exactly as the backend
@@ -340,12 +362,7 @@ class DocumentStore:
         only if someone wrote again in between does it fall back to its own
         reconstruction, so that the snapshot is that of *this* write's version.
         """
-        version = _int(body.get("version")) if isinstance(body, dict) else None
-        since = body.get("opsSinceBase") if isinstance(body, dict) else None
-        if version is None or version <= (_int(base.version) or 0):
-            # No version, or one that cannot follow the base (every write makes a new
-            # one): the answer is not taken; the store's texts by version stay true.
-            return self._fetch(ref, source)
+        version, since = body["version"], body["opsSinceBase"]
         expected = _merge(self._known_base(ref, base), ops, since)
         if since == [] and expected is not None:
             return self._remember(ref, expected, version)
@@ -392,10 +409,26 @@ class DocumentStore:
     # -- HTTP --------------------------------------------------------------------------
 
     def _send(
-        self, method: str, url: str, *, source: str, body: dict[str, Any] | None = None
+        self,
+        method: str,
+        url: str,
+        *,
+        source: str,
+        body: dict[str, Any] | None = None,
+        check: Callable[[_Answer], WerkbaumError | None] | None = None,
     ) -> _Answer:
-        """One request, read whole within the size bound (:meth:`_exchange`)."""
-        return self._exchange(method, url, source=source, body=body, read=_whole(source))
+        """One request, read whole within the size bound (:meth:`_exchange`); ``check``
+        names why an answer cannot belong to the request (then it is not taken)."""
+        whole = _whole(source)
+
+        def read(response: httpx.Response) -> _Answer:
+            answer = whole(response)
+            error = check(answer) if check is not None else None
+            if error is not None:
+                raise _Stray(error)
+            return answer
+
+        return self._exchange(method, url, source=source, body=body, read=read)
 
     def _exchange(
         self,
@@ -407,12 +440,28 @@ class DocumentStore:
         body: dict[str, Any] | None = None,
     ) -> T:
         """One request, retried on network failures with the identical body (same ``seq``),
-        within the call's deadline; ``read`` takes the answer while it streams in."""
+        within the call's deadline; ``read`` takes the answer while it streams in.
+
+        An answer ``read`` finds cannot belong to the request (:class:`_Stray`) is not
+        taken: its connection is closed, so that nothing else is sent there, and the
+        identical request goes once more on another one (a PATCH with the same ``seq``
+        is then replayed by the backend, never applied twice).
+        """
         delays = iter(RETRY_DELAYS)
+        strays = 0
         while True:
             try:
                 with self._client.stream(method, url, json=body) as response:
-                    return read(response)
+                    try:
+                        return read(response)
+                    except _Stray as stray:
+                        _hang_up(response)
+                        strays += 1
+                        if strays > 1:
+                            raise stray.error from None
+                        log.warning(
+                            "%s %s: %s; asking again on another connection", method, url, stray
+                        )
             except NETWORK_ERRORS as exc:
                 if self._calls.expired():
                     raise SourceUnavailable(
@@ -436,20 +485,12 @@ class DocumentStore:
                 ) from exc
 
     def _document(self, ref: DocumentRef, source: str) -> dict[str, Any]:
-        response = self._send("GET", ref.url, source=source)
+        response = self._send(
+            "GET", ref.url, source=source, check=lambda a: _document_error(a, ref, source)
+        )
         if response.status_code != 200:
             raise _http_error(response, ref, source)
-        body = response.json()
-        if not isinstance(body, dict):
-            raise _not_werkbaum(ref, source)
-        named = body.get("id")
-        if isinstance(named, str) and named.lower() != ref.uuid.lower():
-            # Another document's answer: a backend or proxy that sent more than one
-            # answer to an earlier request on this kept-alive connection.
-            raise SourceUnavailable(
-                f"{ref.url} was answered with document {named[:64]}; not taken",
-                source=source,
-            )
+        body: dict[str, Any] = response.json()
         return body
 
     def _fetch(self, ref: DocumentRef, source: str) -> Snapshot:
@@ -485,7 +526,7 @@ class DocumentStore:
                 for chunk in response.iter_bytes():  # identity only (_check_identity)
                     for item in items.feed(chunk):
                         if not isinstance(item, dict):
-                            raise _not_werkbaum(ref, source)
+                            raise _Stray(_not_werkbaum(ref, source))
                         entries.append(_summary(item))
                         content = item.get("content")
                         if text_of is not None and item.get("version") == text_of:
@@ -493,8 +534,8 @@ class DocumentStore:
                 items.close()
             except ItemTooLarge as exc:
                 raise _too_large(source, f"an entry of {ref.url}/history") from exc
-            except ValueError as exc:
-                raise _not_werkbaum(ref, source) from exc
+            except ValueError as exc:  # not a list: perhaps another request's answer
+                raise _Stray(_not_werkbaum(ref, source)) from exc
             return list(entries), text
 
         return self._exchange("GET", f"{ref.url}/history", source=source, read=read)
@@ -508,6 +549,8 @@ class DocumentStore:
             raise TooLarge.over(what, MAX_TEXT_CHARS, size=len(normalized), source=ref.url)
         snapshot = Snapshot(text=normalized, base=Base(checksum(normalized), version))
         self._cache.put((ref.url, version), snapshot)
+        if version > (self._newest.get(ref.url) or 0):
+            self._newest.put(ref.url, version)
         return snapshot
 
     def _known_base(self, ref: DocumentRef, base: Base) -> str | None:
@@ -621,6 +664,57 @@ def _whole(source: str) -> Callable[[httpx.Response], _Answer]:
         return _Answer(response.status_code, response.headers, body)
 
     return read
+
+
+def _hang_up(response: httpx.Response) -> None:
+    """Close the connection ``response`` came on (httpx's documented ``network_stream``
+    extension), so that the pool drops it instead of sending the next request there."""
+    stream = response.extensions.get("network_stream")
+    close = getattr(stream, "close", None)
+    if callable(close):
+        close()
+
+
+def _document_error(answer: _Answer, ref: DocumentRef, source: str) -> WerkbaumError | None:
+    """Why a 200 to ``GET`` of ``ref`` cannot be its document (None if it can)."""
+    if answer.status_code != 200:
+        return None
+    body = answer.json()
+    if not isinstance(body, dict):
+        return _not_werkbaum(ref, source)
+    named = body.get("id")
+    if isinstance(named, str) and named.lower() != ref.uuid.lower():
+        return SourceUnavailable(
+            f"{ref.url} was answered with document {named[:64]}; not taken", source=source
+        )
+    if not isinstance(body.get("content"), str) or _int(body.get("version")) is None:
+        return _not_werkbaum(ref, source)
+    return None
+
+
+def _patch_answer_error(
+    answer: _Answer, ref: DocumentRef, source: str, floor: int
+) -> WerkbaumError | None:
+    """Why a 200 to a ``PATCH`` cannot be its answer (None if it can): the answer is
+    ``{version, opsSinceBase}`` with a version later than ``floor`` (the base's, and
+    every one seen before the PATCH went out), never a document with its text."""
+    if answer.status_code != 200:
+        return None
+    body = answer.json()
+    version = _int(body.get("version")) if isinstance(body, dict) else None
+    if (
+        not isinstance(body, dict)
+        or "content" in body
+        or not isinstance(body.get("opsSinceBase"), list)
+        or version is None
+        or version <= floor
+    ):
+        return SourceUnavailable(
+            f"{ref.url}/content answered the change with something that cannot be its "
+            f"answer (no version after {floor}); not taken",
+            source=source,
+        )
+    return None
 
 
 def _check_identity(response: httpx.Response, source: str) -> None:

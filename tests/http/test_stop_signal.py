@@ -1,0 +1,56 @@
+"""SIGTERM to the HTTP server during a write (spec §6.5): uvicorn's graceful shutdown.
+
+uvicorn stops accepting connections at once, lets every request in flight end
+(there is no ``timeout_graceful_shutdown``), then ends the app and dies of the
+signal. A write past its store step so gets its answer and its audit line; the
+HTTP server has no mirror step. A second SIGINT makes uvicorn quit at once.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.backend import Backend
+from tests.backend.faults import Delayed
+from tests.http.conftest import create_document, server_process
+from tests.http.test_audit import audit_of, set_status
+from werkbaum_core import checksum
+
+DELAY = 2.0
+"""Seconds the stand-in holds the answer of the PATCH it has applied."""
+
+
+def test_sigterm_lets_a_write_in_flight_finish_with_its_answer_and_audit_line(
+    backend: Backend, tmp_path: Path
+) -> None:
+    document = create_document(backend)
+    current = httpx.get(document).json()
+    base = {"version": current["version"], "checksum": checksum(current["content"])}
+    log = tmp_path / "server.log"
+    answers: list[Any] = []
+    with (
+        server_process(["--server", backend.base_url], log) as served,
+        backend.faults.injected(Delayed(method="PATCH", path="/content", seconds=DELAY)),
+    ):
+        writer = threading.Thread(
+            target=lambda: answers.append(set_status(served.base_url, document, base, "w-1"))
+        )
+        writer.start()
+        deadline = time.monotonic() + 30
+        while httpx.get(document).json()["version"] < 2:  # applied; its answer is held
+            assert time.monotonic() < deadline, "the write never reached the backend"
+            time.sleep(0.02)
+        served.process.send_signal(signal.SIGTERM)
+        status = served.process.wait(timeout=DELAY + 20)
+        writer.join(timeout=5)
+    assert status == -signal.SIGTERM
+    [answer] = answers
+    assert answer["result"]["structuredContent"]["base"]["version"] == 2
+    [line] = audit_of(log)
+    assert (line["requestId"], line["outcome"], line["new"]["version"]) == ("w-1", "ok", 2)
