@@ -36,7 +36,7 @@ SLACK = 10.0
 class Session:
     """``werkbaum-mcp`` mirroring one document into ``repo``, audit lines in a file."""
 
-    def __init__(self, repo: Path, backend: Backend, doc: str) -> None:
+    def __init__(self, repo: Path, backend: Backend, doc: str, tmp: Path | None = None) -> None:
         self.audit = repo.parent / "audit.log"
         self.file = repo / "plan.werkbaum"
         argv = [
@@ -53,6 +53,8 @@ class Session:
             "dukpy",
         ]
         env = {"PATH": "/usr/bin:/bin", "HOME": str(repo.parent)}
+        if tmp is not None:
+            env["TMPDIR"] = str(tmp)
         self.client = PipeClient(argv, repo, env)
         self.client.send(INITIALIZE)
         self.client.receive(1)
@@ -210,3 +212,33 @@ def test_a_stop_with_nothing_in_flight_is_prompt(session: tuple[Session, str]) -
     signalled = time.monotonic()
     assert server.exit_status(within=CLOSE_WAIT + SLACK) == -signal.SIGTERM
     assert time.monotonic() - signalled < STOP_WAIT, "no wait for writes that are not there"
+
+
+def test_a_stop_during_a_hung_commit_hook_leaves_no_scratch_index(
+    repo: Path, backend: Backend, human: Human
+) -> None:
+    """The commit runs its hooks against a scratch index in the temp directory; a stop
+    signal that ends the process before the commit does removes it (on_stop)."""
+    tmp = repo.parent / "tmp"
+    tmp.mkdir()
+    doc = human.create(PLAN, title="Roadmap")
+    server = Session(repo, backend, doc, tmp)
+    try:
+        written = first_write(server)
+        hook = repo / ".git" / "hooks" / "pre-commit"
+        hook.write_text("#!/bin/sh\nsleep 60\n", encoding="utf-8")
+        hook.chmod(0o755)
+        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
+        server.start("werkbaum_set_status", args)
+        deadline = time.monotonic() + 30
+        while not list(tmp.glob("werkbaum-index-*")):
+            assert time.monotonic() < deadline, "the commit never started"
+            time.sleep(0.05)
+        server.signal(signal.SIGTERM)
+        assert server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK) == -signal.SIGTERM
+        assert list(tmp.glob("werkbaum-index-*")) == []
+        assert server.lines()[-1]["outcome"] == "stopped"
+    finally:
+        if server.client.process.poll() is None:
+            server.client.process.kill()
+        server.client.close()

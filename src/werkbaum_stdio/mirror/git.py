@@ -34,6 +34,7 @@ from pathlib import Path
 
 import attrs
 
+from werkbaum_core.engine.lifetime import on_stop
 from werkbaum_core.errors import InvalidArgument
 from werkbaum_stdio.mirror.message import SUBJECT_PREFIX, VERSION_TRAILER
 
@@ -106,6 +107,28 @@ def _git_env(literal: bool, index: Path | None) -> dict[str, str]:
     if index is not None:
         env["GIT_INDEX_FILE"] = str(index)
     return env
+
+
+_SCRATCH: set[str] = set()
+"""Scratch index directories in use, removed by a stop signal that ends the process before
+their ``with`` does (:func:`~werkbaum_core.engine.lifetime.on_stop`)."""
+
+
+@contextlib.contextmanager
+def _kept(scratch: str) -> Iterator[None]:
+    _SCRATCH.add(scratch)
+    try:
+        yield
+    finally:
+        _SCRATCH.discard(scratch)
+
+
+def _remove_scratch() -> None:
+    for scratch in list(_SCRATCH):
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+on_stop(_remove_scratch)
 
 
 def run_git(
@@ -371,7 +394,7 @@ class WorkTree:
         ``keep_stat``: start from a copy of the repository's index, so that a
         commit's refresh hashes only the files that changed, not every file.
         """
-        with tempfile.TemporaryDirectory(prefix="werkbaum-index-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="werkbaum-index-") as scratch, _kept(scratch):
             index = Path(scratch) / "index"
             if keep_stat:
                 found = self.git("rev-parse", "--path-format=absolute", "--git-path", "index")
