@@ -23,12 +23,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import fixture_plans
-from tests.core.test_engine_exit import children, gone
+from tests.core.test_engine import ticks_during_a_spin
+from tests.core.test_engine_exit import BUNDLED_PARSER, checkout_with_parser, children, gone
 from werkbaum_core import Engine, EngineError, ModuleSetError, NotFound, TooLarge
 from werkbaum_core.engine import ENTRIES
 from werkbaum_core.engine.dukpy_executor import LARGE_TEXT, MAX_LINES
 from werkbaum_core.engine.dukpy_process import DukpyProcessExecutor
-from werkbaum_core.engine.modules import ModuleSet, Program, bundled_dir
+from werkbaum_core.engine.modules import ModuleSet, Program
 from werkbaum_core.engine.protocol import Limits
 from werkbaum_core.errors import EngineTimeout
 
@@ -79,25 +80,7 @@ def test_a_call_over_its_limit_is_stopped_on_any_thread(tmp_path: Path) -> None:
 
 def test_other_threads_run_while_a_call_is_in_flight(tmp_path: Path) -> None:
     executor = DukpyProcessExecutor(_program(tmp_path), limits=Limits(call=1.0))
-    ticks = 0
-    done = threading.Event()
-
-    def tick() -> None:
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            time.sleep(0.005)
-
-    ticker = threading.Thread(target=tick)
-    try:
-        ticker.start()
-        with pytest.raises(EngineTimeout):
-            executor.call_text("spin", {})
-    finally:
-        done.set()
-        ticker.join()
-        executor.close()
-    assert ticks > 50  # ~200 at 5 ms per tick; dukpy in the process gives a handful
+    assert ticks_during_a_spin(executor) > 50  # dukpy in the process gives a handful
 
 
 def test_results_are_the_in_process_executors_byte_for_byte() -> None:
@@ -165,16 +148,6 @@ def test_a_plan_over_the_line_limit_never_reaches_the_child(tmp_path: Path) -> N
         executor.close()
 
 
-def _checkout(tmp_path: Path, parser: str) -> Path:
-    checkout = tmp_path / "frontend-src"
-    checkout.mkdir()
-    (checkout / "parser.js").write_text(parser, encoding="utf-8")
-    return checkout
-
-
-BUNDLED_PARSER = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
-
-
 @pytest.mark.parametrize(
     "parser",
     [
@@ -187,7 +160,7 @@ BUNDLED_PARSER = (bundled_dir() / "parser.js").read_text(encoding="utf-8")
 def test_a_module_set_fails_in_the_same_words_as_in_the_process(
     tmp_path: Path, parser: str
 ) -> None:
-    checkout = _checkout(tmp_path, parser)
+    checkout = checkout_with_parser(tmp_path, parser)
     messages = []
     for separate in (False, True):
         with pytest.raises((ModuleSetError, EngineError)) as info:
