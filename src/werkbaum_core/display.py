@@ -62,6 +62,12 @@ def terminal(value: object) -> str:
     return _TERMINAL.sub(_escape, str(value))
 
 
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, a cut one ending in ``…``: how an
+    error or message quotes a value that came from outside and may be of any length."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def json_values(value: Any) -> Any:
     """``value`` with every string in it (keys too, through dicts, lists and tuples) in
     its :func:`text` form: what goes into ``json.dumps``, which would otherwise write a

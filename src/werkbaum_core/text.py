@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from werkbaum_core.display import shortened
 from werkbaum_core.errors import InvalidArgument, TooLarge
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,7 +59,7 @@ def check_source_length(source: str, what: str = "source") -> None:
     if len(source) > MAX_SOURCE_CHARS:
         raise InvalidArgument(
             f"the {what} is longer than {MAX_SOURCE_CHARS:,} characters",
-            source=source[:200] + "…",
+            source=shortened(source, 200),
         )
 
 

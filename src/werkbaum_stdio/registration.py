@@ -39,6 +39,7 @@ from mcp.shared.uri_template import UriTemplate
 from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
+from werkbaum_core.display import shortened
 from werkbaum_core.errors import (
     ForbiddenSource,
     InvalidArgument,
@@ -473,8 +474,7 @@ class _Handlers:
     async def call_tool(self, ctx: Context, params: types.CallToolRequestParams) -> dict[str, Any]:
         tool = self.tools.get(params.name)
         if tool is None:
-            shown = params.name if len(params.name) <= 64 else params.name[:63] + "…"
-            return _text_result(f"Unknown tool: {shown}", is_error=True)
+            return _text_result(f"Unknown tool: {shortened(params.name, 64)}", is_error=True)
         return await tool.call(params.arguments or {}, caller_of(tool.configured_name, ctx))
 
     def input_schema(self, name: str) -> dict[str, Any] | None:

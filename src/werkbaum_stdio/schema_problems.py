@@ -17,6 +17,8 @@ from typing import Any
 import jsonschema
 import jsonschema.protocols
 
+from werkbaum_core.display import shortened
+
 MAX_PROBLEM_CHARS = 300
 """Longest schema problem reported (a key or an enum list may still be long)."""
 MAX_QUOTED_CHARS = 40
@@ -80,13 +82,12 @@ def problem(error: jsonschema.ValidationError) -> str:
     """``FIELD: REASON`` for one validation error (``(arguments)`` for the whole call)."""
     where = "/".join(map(str, error.absolute_path)) or "(arguments)"
     text = f"{where}: {_size_bound(error) or _shortened(error)}"
-    return text if len(text) <= MAX_PROBLEM_CHARS else text[: MAX_PROBLEM_CHARS - 1] + "…"
+    return shortened(text, MAX_PROBLEM_CHARS)
 
 
 def quoted(value: Any) -> str:
     """The value's ``repr``, cut to :data:`MAX_QUOTED_CHARS`."""
-    text = repr(value)
-    return text if len(text) <= MAX_QUOTED_CHARS else text[: MAX_QUOTED_CHARS - 1] + "…"
+    return shortened(repr(value), MAX_QUOTED_CHARS)
 
 
 def _count(number: int, unit: str) -> str:

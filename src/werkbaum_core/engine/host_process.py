@@ -32,6 +32,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
+from werkbaum_core.display import shortened
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
 
@@ -248,8 +249,9 @@ class HostedExecutor(abc.ABC):
         raise EngineError(f"{self.name} executor broke its protocol: {self._broken(reply)}")
 
     def _broken(self, line: str) -> str:
-        quoted = line if len(line) <= QUOTED else line[:QUOTED] + "…"
-        return f"its answer {json.dumps(quoted)} is not the host's ({self.suspects}?)"
+        return (
+            f"its answer {json.dumps(shortened(line, QUOTED))} is not the host's ({self.suspects}?)"
+        )
 
 
 def _parsed(line: str) -> object:

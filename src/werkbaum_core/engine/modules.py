@@ -29,6 +29,7 @@ from typing import Protocol
 
 import attrs
 
+from werkbaum_core.display import shortened
 from werkbaum_core.errors import ModuleSetError
 
 REQUIRED_EXPORTS: Mapping[str, tuple[str, ...]] = {
@@ -222,8 +223,7 @@ def export_names(found: object) -> dict[str, list[str]]:
         for names in found.values()
     ):
         return found
-    shown = json.dumps(found)
-    shown = shown if len(shown) <= 80 else shown[:80] + "…"
+    shown = shortened(json.dumps(found), 80)
     raise ModuleSetError(
         f"the module set's export probe answered {shown}, not its export names: does a "
         "module change Object.prototype or JSON while it loads?"

@@ -30,6 +30,7 @@ what the store needs of it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import secrets
@@ -108,7 +109,13 @@ class _Answer:
     body: bytes
 
     def json(self) -> Any:
-        """The body's JSON value; None if it is not JSON a Werkbaum backend sends."""
+        """The body's JSON value; None if it is not JSON a Werkbaum backend sends. Parsed
+        once: an answer's check (:meth:`DocumentStore._send`) and its caller both read it,
+        and a document's answer may be 12 MB."""
+        return self._value
+
+    @functools.cached_property
+    def _value(self) -> Any:
         try:
             return strict_loads(self.body)
         except ValueError:
