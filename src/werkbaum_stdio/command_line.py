@@ -107,13 +107,14 @@ def run(command: click.Command, prog: str, *, human: bool = False) -> NoReturn:
     """Run ``command`` as the console script ``prog`` and exit with its status.
 
     click's own error output is a usage line plus an ``Error:`` line; here a bad
-    argument is one line naming the command and where help is, exit 2. With ``human``
-    (``werkbaum``, whose output people redirect to files and pipes): an output that
-    cannot be written is one line and exit 2 as well (:mod:`std_streams`), and Ctrl-C
-    is one line and exit 130.
+    argument is one line naming the command and where help is, exit 2. An output that
+    cannot be written (``--help > /dev/full``, a closed stderr) is one line and exit 2
+    as well (:mod:`std_streams`), and a closed standard descriptor is held, so that a
+    server's pipes or files never take its number. With ``human`` (``werkbaum``):
+    Ctrl-C is one line and exit 130; the servers keep SIGINT as a stop signal.
     """
+    std_streams.guard()
     if human:
-        std_streams.guard()
         signal.signal(signal.SIGINT, _interrupted)
     try:
         try:

@@ -1,7 +1,9 @@
-"""Standard streams the ``werkbaum`` command line can fail on: full, closed or gone.
+"""Standard streams the three command lines can fail on: full, closed or gone.
 
 A CI step writes ``werkbaum check --format sarif . > werkbaum.sarif`` to a disk that
-may be full; a hook or cron job may start it with a standard descriptor closed. Every
+may be full; a hook, cron job or MCP host may start a command with a standard
+descriptor closed (a server's stdin and stdout are its pipes: a number left free
+there would be taken by the next file opened, and the server would talk to it). Every
 write to stdout or stderr therefore goes through :class:`_Guarded`, which turns a
 failed write into :class:`OutputFailed` (one line and exit 2 in ``command_line.run``,
 never a traceback and never the exit status of a broken plan). A reader that stopped

@@ -51,18 +51,28 @@ def folder(tmp_path: Path) -> Path:
 
 
 def shell(
-    redirect: str, args: Sequence[str], cwd: Path, stdin: int | None = None
+    redirect: str,
+    args: Sequence[str],
+    cwd: Path,
+    stdin: int | None = None,
+    script: str = "werkbaum",
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``werkbaum ARGS… REDIRECT`` through ``sh``, which closes or redirects as a user's
+    """``SCRIPT ARGS… REDIRECT`` through ``sh``, which closes or redirects as a user's
     shell does; stdout and stderr are captured unless the redirection takes them."""
+    feed: dict[str, object] = (
+        {"input": input}
+        if input is not None
+        else {"stdin": subprocess.DEVNULL if stdin is None else stdin}
+    )
     return subprocess.run(
-        ["sh", "-c", f'exec "$@" {redirect}', "sh", str(BIN / "werkbaum"), *args],
+        ["sh", "-c", f'exec "$@" {redirect}', "sh", str(BIN / script), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         env=PLAIN_ENV,
-        stdin=subprocess.DEVNULL if stdin is None else stdin,
         timeout=120,
+        **feed,  # type: ignore[call-overload]
     )
 
 
@@ -76,6 +86,37 @@ def test_a_full_disk_is_one_line_and_exit_2(folder: Path, args: Sequence[str]) -
 def test_a_closed_stdout_is_one_line_and_exit_2(folder: Path, args: Sequence[str]) -> None:
     result = shell(">&-", args, folder)
     assert (result.returncode, result.stderr) == (2, CLOSED)
+
+
+SERVERS = [
+    (script, (option,))
+    for script in ("werkbaum-mcp", "werkbaum-mcp-http")
+    for option in ("--version", "--help")
+]
+"""What the servers write on stdout themselves (werkbaum-mcp's stdout is otherwise the wire)."""
+
+
+@pytest.mark.parametrize("redirect", ["> /dev/full", ">&-"], ids=["full", "closed"])
+@pytest.mark.parametrize(("script", "option"), SERVERS, ids=" ".join)
+def test_the_servers_help_and_version_fail_in_one_line_too(
+    tmp_path: Path, redirect: str, script: str, option: tuple[str, ...]
+) -> None:
+    result = shell(redirect, option, tmp_path, script=script)
+    reason = FULL if redirect == "> /dev/full" else CLOSED
+    assert (result.returncode, result.stderr) == (2, reason.replace("werkbaum:", f"{script}:"))
+
+
+def test_a_stdio_server_started_with_stdout_closed_does_not_crash(tmp_path: Path) -> None:
+    """The closed descriptor is held (by /dev/null), so the server's own files and pipes
+    cannot take its number; the answers have nowhere to go and are dropped, and the
+    server ends at the end of its input as always (it was a traceback: the stdin
+    claim's /dev/null got number 1 and the wire was set up on it)."""
+    hello = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+        '"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+    )
+    result = shell(">&-", ["--root", str(tmp_path)], tmp_path, script="werkbaum-mcp", input=hello)
+    assert (result.returncode, result.stderr) == (0, "")
 
 
 def test_render_names_what_it_could_not_write(folder: Path) -> None:
