@@ -75,6 +75,8 @@ def test_refuses_to_start_without_a_token(backend: Backend) -> None:
         (ENV_READ_TOKEN, "short", "at least 32 characters"),
         (ENV_READ_TOKEN, FULL_TOKEN, "must differ"),
     ],
+    # Fixed ids: the full token is random, and every test process must collect the same names.
+    ids=["full-short", "full-blank", "read-short", "read-same-as-full"],
 )
 def test_refuses_weak_tokens_without_echoing_them(
     backend: Backend, variable: str, value: str, expected: str
