@@ -20,6 +20,7 @@ from werkbaum_core.model import (
     Path,
     Stations,
     Summary,
+    Unlisted,
     Warning,
     WarningsCut,
 )
@@ -86,7 +87,7 @@ def make_converter() -> cattrs.Converter:
             make_dict_unstructure_fn(lean, converter, _cattrs_omit_if_default=True, **renames),
         )
     # Parts are generated after the types they contain: cattrs binds nested hooks then.
-    for cls in (AssigneeLoads, Overload, Stations, Matches, Cut, Hidden, WarningsCut):
+    for cls in (AssigneeLoads, Overload, Stations, Matches, Cut, Hidden, Unlisted, WarningsCut):
         renames = _renames(cls)
         converter.register_structure_hook(cls, make_dict_structure_fn(cls, converter, **renames))
         converter.register_unstructure_hook(

@@ -145,12 +145,24 @@ class Cut:
 
 
 @attrs.frozen
+class Unlisted:
+    """The warnings of one type that a cut left out."""
+
+    type: str
+    count: int
+    structural: bool
+    """The type blocks a write that introduces it (spec §6), as ``Warning.structural``."""
+
+
+@attrs.frozen
 class WarningsCut:
     """More warnings than an answer lists (only pathological texts have them): the first
-    ``listed`` of ``total`` are in ``warnings``."""
+    ``listed`` of ``total`` are in ``warnings``, the others are counted in ``unlisted``."""
 
     listed: int
     total: int
+    unlisted: tuple[Unlisted, ...] = ()
+    """The left-out warnings by type, in the order of their types' first appearance."""
 
 
 @attrs.frozen
@@ -183,8 +195,8 @@ class View:
     """Give each warning the ``column`` (1-based, in characters) where its token is
     written on its line (a mixed gate: on the sibling's line), for diagnostics."""
     every_warning: bool = False
-    """List every warning, not the first 1,000 (``warningsCut``): ``werkbaum check``,
-    whose exit status depends on all of them; never for an agent."""
+    """List every warning, not the first 1,000 (``warningsCut``, which counts the rest
+    by type): for a program that needs each one; never for an agent."""
 
     def payload(self) -> dict[str, Any]:
         """The facade's names for the options that are set."""

@@ -131,9 +131,10 @@ def check(
     \b
     Severity: error for structural warnings (the text is read differently
     from what was meant), warning for content warnings (findings about the
-    plan). Every finding is listed. Exit status: 0 clean, 1 an error (any
-    warning with --strict), 2 a file or directory that could not be read or
-    analysed, or an output that cannot be written. No files: exit 0.
+    plan). A file's first 1,000 findings are listed, the rest counted by type.
+    Exit status: 0 clean, 1 an error (any warning with --strict), 2 a file or
+    directory that could not be read or analysed, or an output that cannot be
+    written. No files: exit 0.
 
     \b
     Examples:
@@ -173,12 +174,10 @@ def check(
 
 def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
     try:
-        analysis = engine.analyze(
-            text, include=["tree", "warnings"], view=View(columns=True, every_warning=True)
-        )
+        analysis = engine.analyze(text, include=["tree", "warnings"], view=View(columns=True))
     except WerkbaumError as exc:
         return [diag.failure(name, diag.NOT_ANALYSED, exc.message)]
-    return diag.from_analysis(name, analysis)
+    return diag.from_analysis(name, analysis) + diag.unlisted(name, analysis)
 
 
 @app.command(context_settings=CONTEXT, short_help="Show a plan's tree, cheapest path and loads.")

@@ -1,4 +1,5 @@
-"""``werkbaum check``'s findings: one :class:`Diagnostic` per warning or unreadable file.
+"""``werkbaum check``'s findings: one :class:`Diagnostic` per listed warning, per type of
+the warnings beyond a file's first 1,000 (a count), or per unreadable file.
 
 The facts come from the engine (one analysis per file, with ``View(columns=True)``:
 each warning carries the column of the token it names, found by ``columns.js``);
@@ -55,6 +56,14 @@ class Diagnostic:
     column: int | None = None
     fatal: bool = False
     """The file was not analysed (exit 2), as opposed to a finding about the plan."""
+    unlisted: int | None = None
+    """Not one finding but a count: the findings of this type that a file had beyond
+    its first 1,000 (the engine's cut), counted but not listed."""
+
+    @property
+    def count(self) -> int:
+        """How many findings it stands for."""
+        return 1 if self.unlisted is None else self.unlisted
 
     def exit_code(self, strict: bool) -> int:
         if self.fatal:
@@ -68,12 +77,37 @@ def failure(file: str, type: str, reason: str) -> Diagnostic:
 
 
 def from_analysis(file: str, analysis: Analysis) -> list[Diagnostic]:
-    """The diagnostics of one plan analysed with ``View(columns=True)`` (the engine
-    gives each warning the column of its token), in the order of the places they
-    point at (a mixed gate points at a later sibling than the engine's line)."""
+    """The diagnostics of the warnings a plan's analysis lists, analysed with
+    ``View(columns=True)`` (the engine gives each warning the column of its token), in
+    the order of the places they point at (a mixed gate points at a later sibling than
+    the engine's line)."""
     labels = {node.line: node.label for node in analysis.nodes()}
     found = [_from_warning(file, w, labels) for w in analysis.warnings or ()]
     return sorted(found, key=lambda d: (d.line or 0, d.column or 0))
+
+
+def unlisted(file: str, analysis: Analysis) -> list[Diagnostic]:
+    """One diagnostic per type of the warnings the analysis did not list, counting them.
+
+    An analysis lists a plan's first 1,000 warnings (a file that is no plan, 2 MB of
+    stray lines, has a million): ``werkbaum check`` prints these after the listed ones,
+    as a compiler stops listing after its error limit (listing a million cost 35 s,
+    2 GB and 216 MB of output), and they still count in its summary and exit status.
+    """
+    cut = analysis.warnings_cut
+    if cut is None:
+        return []
+    first = f"only a file's first {cut.listed:,} findings are listed"
+    return [
+        Diagnostic(
+            file=file,
+            type=rest.type,
+            severity=ERROR if rest.structural else WARNING,
+            message=f"{rest.count:,} more not listed ({first})",
+            unlisted=rest.count,
+        )
+        for rest in cut.unlisted
+    ]
 
 
 def _from_warning(file: str, warning: Warning, labels: dict[int, str]) -> Diagnostic:
@@ -107,13 +141,23 @@ def summary(diagnostics: Sequence[Diagnostic], files: int) -> str:
     """``3 errors, 1 warning in 2 files (5 checked)``, or ``no problems (5 files checked)``."""
     if not diagnostics:
         return f"no problems ({_count(files, 'file')} checked)"
-    errors = sum(d.severity == ERROR for d in diagnostics)
-    warnings = len(diagnostics) - errors
+    errors, warnings = counts(diagnostics)
     affected = len({d.file for d in diagnostics})
     return (
         f"{_count(errors, 'error')}, {_count(warnings, 'warning')} "
         f"in {_count(affected, 'file')} ({files} checked)"
     )
+
+
+def counts(diagnostics: Iterable[Diagnostic]) -> tuple[int, int]:
+    """(errors, warnings): the findings, the ones counted but not listed included."""
+    errors = warnings = 0
+    for d in diagnostics:
+        if d.severity == ERROR:
+            errors += d.count
+        else:
+            warnings += d.count
+    return errors, warnings
 
 
 def _count(n: int, noun: str) -> str:

@@ -5,7 +5,9 @@ start for every warning; these tests pin that the columns did not change: agains
 an independent reading of the rule (the first whole ``:#id``, else ``,#id``, on the
 warning's line, else on its first continuation line holding one; columns count
 characters), on every executor, and against the output the old search gave
-(sha256 of ``werkbaum check``'s stdout, recorded before the change).
+(sha256 of ``werkbaum check``'s stdout, recorded before the change; ``check`` lists a
+file's first 1,000 findings now, so the whole list is rendered here as it rendered
+it: every warning, with columns, through the check's diagnostics and text format).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pytest
 from tests.cli.scripts import run
 from werkbaum_core import Engine
 from werkbaum_core.model import View
+from werkbaum_stdio import diagnostics as diag
+from werkbaum_stdio.formats import text as text_format
 
 ID = re.compile(r"[\w.-]")
 
@@ -106,11 +110,31 @@ def test_many_warnings_on_one_logical_line_keep_their_columns(engine: Engine, te
     ids=["one line", "continuation chain", "tricky line"],
 )
 def test_check_output_equals_the_old_search(
-    tmp_path: Path, text: str, old_stdout_sha256: str
+    engine: Engine, text: str, old_stdout_sha256: str
 ) -> None:
+    every = View(columns=True, every_warning=True)
+    analysis = engine.analyze(text, include=["tree", "warnings"], view=every)
+    found = diag.from_analysis("p.werkbaum", analysis)
+    assert len(found) > 1000 and analysis.warnings_cut is None
+    assert diag.summary(found, 1).startswith("0 errors, ")
+    stdout = text_format.render(found, colour=False)
+    assert hashlib.sha256(stdout.encode("utf-8")).hexdigest() == old_stdout_sha256
+
+
+def test_check_lists_the_first_of_them_as_the_whole_list_has_them(
+    tmp_path: Path, engine: Engine
+) -> None:
+    """The command on 1,500 warnings over 1,500 continuation lines: the first 1,000
+    exactly as the whole list has them, then the rest counted."""
+    text = chain_plan(1500)
     (tmp_path / "p.werkbaum").write_text(text, encoding="utf-8")
     result = run("check", "p.werkbaum", cwd=tmp_path)
-    assert result.stderr.startswith("0 errors, ") and result.stderr.endswith(
-        " warnings in 1 file (1 checked)\n"
-    )
-    assert hashlib.sha256(result.stdout.encode("utf-8")).hexdigest() == old_stdout_sha256
+    every = View(columns=True, every_warning=True)
+    whole = diag.from_analysis("p.werkbaum", engine.analyze(text, view=every))
+    lines = result.stdout.splitlines()
+    assert lines[:1000] == [text_format.line(d) for d in whole[:1000]]
+    assert lines[1000:] == [
+        "p.werkbaum: warning unknownDep: 500 more not listed"
+        " (only a file's first 1,000 findings are listed)"
+    ]
+    assert result.stderr == "0 errors, 1,500 warnings in 1 file (1 checked)\n"

@@ -138,8 +138,8 @@ def test_the_readme_shows_real_output() -> None:
 
 def test_warnings_are_cut_as_the_tools_and_json_cut_them(tmp_path: Path) -> None:
     """1,500 stray lines: the first 1,000 listed, the rest counted (``warningsCut``), as in
-    ``--json``; the heading counts them all with a thousands separator. ``check`` still
-    lists every one (its exit status depends on all)."""
+    ``--json``; the heading counts them all with a thousands separator. ``check`` lists
+    the same 1,000 and counts the rest too (its exit status and summary count all)."""
     (tmp_path / "p.werkbaum").write_text("---\n" + "x\n" * 1500, encoding="utf-8")
     text = run("inspect", "p.werkbaum", cwd=tmp_path)
     assert text.returncode == 0, text.stderr
@@ -153,7 +153,9 @@ def test_warnings_are_cut_as_the_tools_and_json_cut_them(tmp_path: Path) -> None
     )
     assert "  … and 500 more (the first 1,000 are listed)" in lines
     data = json.loads(run("inspect", "--json", "p.werkbaum", cwd=tmp_path).stdout)
-    assert (len(data["warnings"]), data["warningsCut"]) == (1000, {"listed": 1000, "total": 1500})
+    rest = [{"type": "descStray", "count": 500, "structural": True}]
+    cut = {"listed": 1000, "total": 1500, "unlisted": rest}
+    assert (len(data["warnings"]), data["warningsCut"]) == (1000, cut)
     check = run("check", "p.werkbaum", cwd=tmp_path)
-    assert (check.returncode, len(check.stdout.splitlines())) == (1, 1500)
+    assert (check.returncode, len(check.stdout.splitlines())) == (1, 1001)
     assert check.stderr == "1,500 errors, 0 warnings in 1 file (1 checked)\n"

@@ -1,7 +1,8 @@
 """Answers that list per-line items are bounded (round 22, F1): a 2 MB text of stray
 lines gave a 513 MB inspect answer. Every warning list — inspect's, a write's
 ``added``/``removed``, a blocked write's — lists at most 1,000 items and says
-``{listed, total}`` where it cut; the guard decides on the totals — on every executor."""
+``{listed, total}`` where it cut (inspect also counts the rest by type, ``unlisted``);
+the guard decides on the totals — on every executor."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.conftest import REFERENCE_PLAN
 from tests.core.one_store import OneStore
 from werkbaum_core import Blocked, Engine, TooLarge, checksum
 from werkbaum_core.convert import converter
-from werkbaum_core.model import View, WarningsCut
+from werkbaum_core.model import Unlisted, View, WarningsCut
 from werkbaum_core.rules import schemas
 from werkbaum_core.rules.catalogue import CATALOGUE, Caller, Services
 from werkbaum_core.rules.pipeline import WriteRequest, write
@@ -48,7 +49,8 @@ def test_inspect_lists_the_first_warnings_and_counts_the_rest(engine: Engine) ->
     text = strays(MANY)
     answer = engine.analysis_text(text, include=["warnings"])
     got = engine.analyze_json(text, include=["warnings"])
-    assert got["warningsCut"] == {"listed": MAX_WARNINGS, "total": MANY}
+    rest = [{"type": "descStray", "count": MANY - MAX_WARNINGS, "structural": True}]
+    assert got["warningsCut"] == {"listed": MAX_WARNINGS, "total": MANY, "unlisted": rest}
     assert [w["line"] for w in got["warnings"]] == list(range(4, 4 + MAX_WARNINGS))
     assert {w["type"] for w in got["warnings"]} == {"descStray"}
     assert len(answer) < 300 * MAX_WARNINGS  # was ~250 characters per stray line
@@ -59,9 +61,35 @@ def test_the_typed_analysis_says_where_it_cut(engine: Engine) -> None:
     must not read as the whole one."""
     analysis = engine.analyze(strays(MANY), include=["warnings"])
     assert analysis.warnings is not None and len(analysis.warnings) == MAX_WARNINGS
-    assert analysis.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY)
-    assert converter.unstructure(analysis)["warningsCut"] == {"listed": MAX_WARNINGS, "total": MANY}
+    rest = (Unlisted(type="descStray", count=MANY - MAX_WARNINGS, structural=True),)
+    assert analysis.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY, unlisted=rest)
+    assert converter.unstructure(analysis)["warningsCut"] == {
+        "listed": MAX_WARNINGS,
+        "total": MANY,
+        "unlisted": [{"type": "descStray", "count": MANY - MAX_WARNINGS, "structural": True}],
+    }
     assert engine.analyze(PLAN).warnings_cut is None
+
+
+def test_the_rest_is_counted_by_type_in_the_order_of_first_appearance(engine: Engine) -> None:
+    """What the cut left out, with each type's ``structural`` from the engine: structural
+    warnings behind a thousand content ones are not lost (``werkbaum check``'s exit
+    status depends on them)."""
+    text = unknown_deps(MANY) + "---\nstray\n#nobody\n  text\nstray again\n"
+    cut = engine.analyze(text, include=["warnings"]).warnings_cut
+    assert cut is not None and (cut.listed, cut.total) == (MAX_WARNINGS, MANY + 3)
+    types = [
+        w.type
+        for w in engine.analyze(text, include=["warnings"], view=View(every_warning=True)).warnings
+        or ()
+    ]
+    rest = types[MAX_WARNINGS:]
+    expected = tuple(
+        Unlisted(type=t, count=rest.count(t), structural=t == "descStray")
+        for t in dict.fromkeys(rest)
+    )
+    assert cut.unlisted == expected
+    assert {u.type for u in cut.unlisted} == {"unknownDep", "descStray", "unknownDesc"}
 
 
 def test_a_list_within_the_bound_is_whole_and_says_nothing(engine: Engine) -> None:
@@ -160,10 +188,11 @@ def test_the_backstop_counts_the_answer_as_sent_both_copies_escaped(
 
 
 def test_columns_are_cut_too_unless_every_warning_is_asked(engine: Engine) -> None:
-    """``werkbaum inspect``'s report (columns) lists what the tools list; only
-    ``werkbaum check`` (every_warning, its exit status depends on all) gets them all."""
+    """``werkbaum check`` and ``inspect``'s report (columns) list what the tools list; a
+    program that asks for ``every_warning`` gets them all."""
     cut = engine.analyze(strays(MANY), include=["warnings"], view=View(columns=True))
-    assert cut.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY)
+    rest = (Unlisted(type="descStray", count=MANY - MAX_WARNINGS, structural=True),)
+    assert cut.warnings_cut == WarningsCut(listed=MAX_WARNINGS, total=MANY, unlisted=rest)
     assert len(cut.warnings or ()) == MAX_WARNINGS
     assert all(w.fields.get("column") == 1 for w in cut.warnings or ())
     every = View(columns=True, every_warning=True)

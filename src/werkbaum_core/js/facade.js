@@ -476,6 +476,14 @@ export function listed(list, json) {
   return { items: items.map(json), cut };
 }
 
+// Warnings a cut left out, by type in the order of first appearance:
+// [{type, count, structural}] (`werkbaum check` decides its exit status on them).
+function tallied(rest) {
+  const counts = new Map();
+  for (const w of rest) counts.set(w.type, (counts.get(w.type) || 0) + 1);
+  return Array.from(counts, ([type, count]) => ({ type, count, structural: STRUCTURAL.has(type) }));
+}
+
 export function warningJson(w) {
   const o = Object.assign({}, w);
   o.text = warningsModule.warningText(w, i18n.t);
@@ -623,13 +631,13 @@ function analyze(payload) {
       // (the parent's) has it, not the first child's alone.
       list = list.filter((w) => !w.line || (lines.has(w.line) && (w.type !== 'mixedGate' || lines.has(w.siblingLine))));
     }
-    // The CLI's check (everyWarning, never an agent's) reports every finding:
-    // its exit code depends on all of them. Every other caller gets the cut.
+    // everyWarning (a Python program's choice, never an agent's) lists them all.
+    // Every other caller gets the cut, with the rest counted by type.
     const { items, cut } = payload.everyWarning === true
       ? { items: list.map(warningJson), cut: null }
       : listed(list, warningJson);
     result.warnings = payload.columns === true ? withColumns(items, text) : items;
-    if (cut) result.warningsCut = cut;
+    if (cut) result.warningsCut = Object.assign(cut, { unlisted: tallied(list.slice(items.length)) });
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);

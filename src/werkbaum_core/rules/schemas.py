@@ -257,7 +257,7 @@ INSPECT_OUTPUT: Schema = {
         "cut": {"type": "object", "description": "{depth, nodes}: where the tree stops"},
         "hidden": {"type": "object", "description": "{subtrees, nodes} left out by hideDone"},
         "warnings": {"type": "array", "items": _WARNING_OUT},
-        "warningsCut": {"type": "object", "description": "{listed, total}"},
+        "warningsCut": {"type": "object", "description": "{listed, total, unlisted}"},
         "path": {
             "type": "object",
             "properties": {
