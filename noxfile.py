@@ -85,16 +85,26 @@ def _install_chromium(session: nox.Session) -> None:
     session.run("apt-get", "install", "-y", "-q", "chromium", external=True, env=env)
 
 
-PARALLEL = ["-n", "auto", "--dist", "worksteal"]
-"""pytest-xdist: one test process per core, idle ones take tests queued on busy ones.
+MAX_WORKERS = 8
+"""Test processes at most: each holds its own servers and engines (up to ~0.5 GB here),
+and beyond this the suite's time is that of its longest tests."""
 
-Much of the suite waits on real processes, sockets and deadlines, so on the two cores
-of a CI machine the whole suite takes 7.5 minutes instead of 15; ``worksteal`` keeps the
-half-minute tests (a real 30 s deadline, pre-commit's ``try-repo``) from ending up
-together at the end of one queue. Every test keeps to its own temporary directory,
-ports and processes, and test ids are fixed (each process must collect the same).
-``nox -s tests -- -p no:xdist …`` runs in one process.
-"""
+
+def _parallel(posargs: list[str]) -> list[str]:
+    """pytest-xdist options: one test process per usable core (at most ``MAX_WORKERS``),
+    idle ones taking tests queued on busy ones.
+
+    Much of the suite waits on real processes, sockets and deadlines, so on the two cores
+    of a CI machine the whole suite takes 7.5 minutes instead of 15; ``worksteal`` keeps
+    the half-minute tests (a real 30 s deadline, pre-commit's ``try-repo``) from ending
+    up together at the end of one queue. Every test keeps to its own temporary
+    directory, ports and processes, and test ids are fixed (each process must collect
+    the same). ``-n N`` among the arguments chooses the count, ``-p no:xdist`` one process.
+    """
+    if any(arg in ("-n", "--numprocesses", "no:xdist") for arg in posargs):
+        return []
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return ["-n", str(min(MAX_WORKERS, usable or 1)), "--dist", "worksteal"]
 
 
 @nox.session(python=PYTHON)
@@ -104,8 +114,7 @@ def tests(session: nox.Session) -> None:
     _install_chromium(session)
     _sync(session)
     _npm_install(session)
-    parallel = [] if "no:xdist" in session.posargs else PARALLEL
-    session.run("pytest", "-q", *parallel, *session.posargs)
+    session.run("pytest", "-q", *_parallel(session.posargs), *session.posargs)
 
 
 @nox.session(python=PYTHON)
