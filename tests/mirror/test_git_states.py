@@ -12,6 +12,7 @@ from __future__ import annotations
 import signal
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, Agent, commits, git
 from tests.mirror.test_cli import WERKBAUM
 from tests.mirror.test_sync import REL, mirror_in
+from tests.tools import require_tool
 from werkbaum_core import Engine
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.mirror import git as mirror_git
@@ -214,9 +216,9 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def hanging_hook(repo: Path, pids: Path, trap: str = "") -> None:
-    """A pre-commit hook that starts a child and waits for it (1000 s); both pids in ``pids``."""
-    hook = repo / ".git" / "hooks" / "pre-commit"
+def hanging_hook(repo: Path, pids: Path, trap: str = "", name: str = "pre-commit") -> None:
+    """A hook (pre-commit) that starts a child and waits for it (1000 s); both pids in ``pids``."""
+    hook = repo / ".git" / "hooks" / name
     hook.write_text(f"#!/bin/sh\n{trap}sleep 1000 &\necho $$ $! > {pids}\nwait\n", encoding="utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
 
@@ -257,7 +259,11 @@ def test_ctrl_c_of_the_cron_command_stops_the_hook_too(
     assert_gone(pids)
 
 
-@pytest.mark.parametrize("trap", ["", "trap '' TERM\n"], ids=["plain", "ignores-sigterm"])
+@pytest.mark.parametrize(
+    "trap",
+    ["", "trap '' TERM\n", "trap '' INT TERM\n"],
+    ids=["plain", "ignores-sigterm", "ignores-sigint-and-sigterm"],
+)
 def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, trap: str
 ) -> None:
@@ -270,10 +276,71 @@ def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     error = write(agent)
     took = time.monotonic() - started
     assert_gone(pids)
-    assert took < 2.0 + 2 * 2.0 + 5  # the deadline and the stop's grace, not the hook's 1000 s
+    graces = mirror_git.INTERRUPT_GRACE + 2 * mirror_git.STOP_GRACE
+    assert took < 2.0 + graces + 5  # the deadline and the stop's graces, not the hook's 1000 s
     assert error == (
         "git commit did not finish within 2 s (a hook still running?); git and its hooks "
         "were stopped; the file and the index are as they were"
     )
     assert (repo / REL).read_bytes() == committed
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_commit_that_a_hung_post_commit_hook_held_up_stands(
+    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Round 24 F2: the commit was made, then the hook was stopped; the mirror called it a
+    failure and put the old file and index entry back: a staged revert, which the
+    person's next commit made. Now it is the commit, with the failure as a warning."""
+    monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 2.0)
+    pids = tmp_path / "pids"
+    hanging_hook(repo, pids, name="post-commit")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    result, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert_gone(pids)
+    assert outcome is not None and set(outcome) == {"commit", "version", "warning"}, outcome
+    assert outcome["version"] == result.base.version == 3
+    assert outcome["warning"] == (
+        "committed, but then git commit did not finish within 2 s (a hook still running?); "
+        "git and its hooks were stopped (a post-commit hook?)"
+    )
+    assert git(repo, "rev-parse", "HEAD").strip() == outcome["commit"] != head
+    assert git(repo, "rev-parse", "HEAD^").strip() == head
+    assert git(repo, "status", "--porcelain") == ""  # no staged revert
+    assert "[~] #b" in (repo / REL).read_text(encoding="utf-8")
+
+
+def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(
+    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Round 24 F1, with the real pre-commit framework: it moves the unstaged changes of
+    every other tracked file into a patch and checks HEAD out over them while its hooks
+    run (the commit's index is HEAD plus the mirror file). Stopped with SIGTERM it ended
+    without putting them back: the work was only in a patch in pre-commit's cache. The
+    deadline sends SIGINT first, on which it puts them back."""
+    monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 4.0)
+    require_tool("git")
+    config = (
+        "repos:\n  - repo: local\n    hooks:\n      - {id: slow, name: slow, entry: sleep 600, "
+        "language: system, pass_filenames: false, always_run: true}\n"
+    )
+    (repo / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    (repo / "other.txt").write_text("committed\n", encoding="utf-8")
+    git(repo, "add", ".pre-commit-config.yaml", "other.txt")
+    git(repo, "commit", "-q", "-m", "hooks")
+    home = tmp_path / "pre-commit-home"
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
+    subprocess.run(
+        [str(Path(sys.executable).with_name("pre-commit")), "install"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    (repo / "other.txt").write_text("my uncommitted work\n", encoding="utf-8")
+    committed = (repo / REL).read_bytes()
+    error = write(agent)
+    assert error.startswith("git commit did not finish within 4 s"), error
+    assert (repo / "other.txt").read_text(encoding="utf-8") == "my uncommitted work\n"
+    assert git(repo, "status", "--porcelain").splitlines() == [" M other.txt"]
+    assert (repo / REL).read_bytes() == committed

@@ -52,9 +52,14 @@ and the fetch keep the rest, and a hook that needs longer belongs in CI, not
 in a commit an agent waits for. The next write (or the cron run) commits
 what a stopped run could not."""
 
+INTERRUPT_GRACE = 5.0
+"""Seconds a stopped git process group gets after SIGINT, as after a Ctrl-C: hook runners
+put back what they set aside on it (the pre-commit framework re-applies the unstaged
+changes of every other file; on SIGTERM it ends without, and they were lost)."""
+
 STOP_GRACE = 2.0
-"""Seconds a stopped git process group gets after SIGTERM (git removes its lock files), then
-after SIGKILL, to close its output pipes."""
+"""Seconds a stopped git process group then gets after SIGTERM (git removes its lock files),
+then after SIGKILL, to close its output pipes."""
 
 ERROR_TAIL = 2000
 """Characters of git's own output kept in an error: the end names the cause."""
@@ -184,17 +189,22 @@ def run_git(
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """Stop git's process group (SIGTERM, then SIGKILL); what it printed until then.
+    """Stop git's process group (SIGINT, then SIGTERM, then SIGKILL); what it printed.
 
     The group, not git alone: killing git would leave its hook running,
-    reparented to init, one for every write. A process that left the group
+    reparented to init, one for every write. SIGINT first, as a person's Ctrl-C:
+    git and hook runners clean up on it. A process that left the group
     (``setsid``) and still holds the pipes is not waited for.
     """
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig, grace in (
+        (signal.SIGINT, INTERRUPT_GRACE),
+        (signal.SIGTERM, STOP_GRACE),
+        (signal.SIGKILL, STOP_GRACE),
+    ):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return process.communicate(timeout=STOP_GRACE)
+            return process.communicate(timeout=grace)
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
@@ -224,6 +234,14 @@ def _locked(path: str) -> str:
         f"{path} exists: another git command is running, or one that crashed left it "
         "(remove it if no git runs)"
     )
+
+
+@attrs.frozen
+class Committed:
+    """A commit the mirror made; ``warning`` when git failed after making it."""
+
+    sha: str
+    warning: str | None = None
 
 
 @attrs.frozen
@@ -317,7 +335,24 @@ class WorkTree:
         return done.returncode == 0
 
     def has_head(self) -> bool:
-        return self.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0
+        return self.head() is not None
+
+    def head(self) -> str | None:
+        """The sha HEAD names; None before the first commit."""
+        found = self.git("rev-parse", "-q", "--verify", "HEAD", check=False)
+        return found.stdout.strip() if found.returncode == 0 else None
+
+    def landed(self, before: str | None, name: str, entry: str) -> str | None:
+        """The commit of ``name`` as ``entry`` on top of ``before`` that HEAD names now, if
+        a failed ``git commit`` made it after all (a post-commit hook that was stopped at
+        the deadline fails the command after the branch moved); else None."""
+        after = self.head()
+        if after is None or after == before:
+            return None
+        parents = self.git("rev-list", "--parents", "-n", "1", after).stdout.split()[1:]
+        if parents != ([before] if before else []):
+            return None
+        return after if self._tree_entry(after, name) == entry else None
 
     def state(self, name: str, file: tuple[bytes, int] | None) -> FileState:
         """The file's entries; ``file`` is its bytes and mode as the mirror read them.
@@ -330,9 +365,10 @@ class WorkTree:
 
     def head_entry(self, name: str) -> str | None:
         """The file's entry in HEAD's tree as ``<mode>,<sha>`` (None: not there, or no HEAD)."""
-        if not self.has_head():
-            return None
-        out = self.git("ls-tree", "-z", "--full-tree", "HEAD", "--", self.path_of(name)).stdout
+        return self._tree_entry("HEAD", name) if self.has_head() else None
+
+    def _tree_entry(self, commit: str, name: str) -> str | None:
+        out = self.git("ls-tree", "-z", "--full-tree", commit, "--", self.path_of(name)).stdout
         fields = out.split("\t", 1)[0].split()
         return f"{fields[0]},{fields[2]}" if len(fields) == 3 else None
 
@@ -534,9 +570,8 @@ class WorkTree:
             return f"the index is locked: {_locked(lock)}"
         return None
 
-    def commit(self, name: str, entry: str, message: str) -> str | None:
-        """Commit the file as ``entry`` and nothing else (other staged changes stay staged);
-        the new sha.
+    def commit(self, name: str, entry: str, message: str) -> Committed | None:
+        """Commit the file as ``entry`` and nothing else (other staged changes stay staged).
 
         The index gets the entry, as ``git add`` would give it. None if that
         equals the committed one: git would refuse an empty commit, and there
@@ -544,7 +579,10 @@ class WorkTree:
         — HEAD's tree with the entry, what ``git commit -- <file>`` commits —
         so the hooks run (and see that index), but git never reads the file.
         Refused before the index is touched (:meth:`_refusal`; asked again
-        here, as a merge may have begun since the caller asked).
+        here, as a merge may have begun since the caller asked). A commit that
+        git made before it failed (a post-commit hook stopped at the deadline)
+        is a commit, with the failure as its warning: putting the file back
+        would stage a revert of it.
         """
         refusal = self._refusal(name)
         if refusal is not None:
@@ -552,10 +590,17 @@ class WorkTree:
         self.set_index_entry(name, entry)
         if entry == self.head_entry(name):
             return None
+        before = self.head()
         with self._scratch_index(keep_stat=True) as index:
             self.set_index_entry(name, entry, index)
-            self.git("commit", "-q", "--cleanup=whitespace", "-m", message, index=index)
-        return self.git("rev-parse", "HEAD").stdout.strip()
+            try:
+                self.git("commit", "-q", "--cleanup=whitespace", "-m", message, index=index)
+            except GitError as failure:
+                made = self.landed(before, name, entry)
+                if made is None:
+                    raise
+                return Committed(made, f"committed, but then {failure} (a post-commit hook?)")
+        return Committed(self.git("rev-parse", "HEAD").stdout.strip())
 
 
 def _in_conflict(path: str) -> str:

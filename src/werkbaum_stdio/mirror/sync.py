@@ -68,7 +68,8 @@ class MirrorOutcome:
     ``{"written", "version"}``, ``{"skipped": true, "version", "archived"}`` (git
     archives a newer version already: another mirror run was later; nothing
     touched) or ``{"error"}``; plus ``"handEditStash"`` (the stash commit that
-    keeps an overwritten hand edit) when there was one.
+    keeps an overwritten hand edit) when there was one, and a commit's ``"warning"``
+    when git failed after making it.
     """
 
     kind: Literal["commit", "written", "unchanged", "skipped", "error"]
@@ -83,6 +84,9 @@ class MirrorOutcome:
     """The sha of the stash that keeps the hand edit this run overwrote."""
     archived: int | None = None
     """Skipped: the newer version the file's last mirror commit holds."""
+    warning: str | None = None
+    """Committed, but git failed after the commit (a post-commit hook stopped at the
+    deadline): the commit stands, and the file and index keep it."""
 
     @classmethod
     def failed(cls, stage: Stage, message: str) -> MirrorOutcome:
@@ -96,6 +100,8 @@ class MirrorOutcome:
         out: JSONObject
         if self.kind == "commit":
             out = {"commit": self.commit, "version": self.version}
+            if self.warning is not None:
+                out["warning"] = self.warning
         elif self.kind == "unchanged":
             out = {"unchanged": True, "version": self.version}
         elif self.kind == "written":
@@ -113,7 +119,8 @@ class MirrorOutcome:
         shown = f"“{one_line(self.title or '')}” (version {self.version})"
         kept = f" Hand edit kept: git stash {self.kept[:7]}." if self.kept else ""
         if self.kind == "commit":
-            return f"Committed {(self.commit or '')[:7]}: {self.subject}{kept}"
+            warned = f" Warning: {self.warning}." if self.warning else ""
+            return f"Committed {(self.commit or '')[:7]}: {self.subject}{kept}{warned}"
         if self.kind == "written":
             return f"Written: {self.file} — {shown}"
         if self.kind == "unchanged":
@@ -265,17 +272,19 @@ class Mirror:
             if not same:
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
-            sha = repo.commit(name, repo.entry_of(name, data, mode, state.index), message)
+            made = repo.commit(name, repo.entry_of(name, data, mode, state.index), message)
         except FileChanged:  # only the write raises it: nothing written
             if kept is not None:
                 repo.drop_stash(kept)
             return None
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(run, exc)) from exc
-        if sha is None:  # the file only went back to its committed text (a hand edit undone)
+        if made is None:  # the file only went back to its committed text (a hand edit undone)
             return self._outcome("unchanged", fetched, kept=kept)
         subject = message.split("\n", 1)[0]
-        return self._outcome("commit", fetched, commit=sha, subject=subject, kept=kept)
+        return self._outcome(
+            "commit", fetched, commit=made.sha, subject=subject, kept=kept, warning=made.warning
+        )
 
     def _keep_hand_edit(self, fetched: Fetched, state: FileState) -> str:
         """Stash the uncommitted hand edit the commit would overwrite; the stash's sha.
@@ -351,6 +360,7 @@ class Mirror:
         subject: str | None = None,
         kept: str | None = None,
         archived: int | None = None,
+        warning: str | None = None,
     ) -> MirrorOutcome:
         return MirrorOutcome(
             kind=kind,
@@ -361,6 +371,7 @@ class Mirror:
             file=str(self.file),
             kept=kept,
             archived=archived,
+            warning=warning,
         )
 
     def _fetch(self) -> Fetched:
