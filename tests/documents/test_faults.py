@@ -22,7 +22,7 @@ import pytest
 from tests.backend import Backend
 from tests.backend.faults import Twice
 from tests.backend.human import Human
-from werkbaum_core import SourceUnavailable, checksum
+from werkbaum_core import SourceUnavailable, TooLarge, checksum
 from werkbaum_core.stores.documents import DocumentStore
 
 PLAN = "[ ] #plan: Plan\n  - [ ] #a: A (S)\n  - [ ] #b: B (M)"
@@ -139,7 +139,12 @@ def test_the_same_write_after_an_unknown_outcome_is_applied_once(
             store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
         error = info.value.to_json()["error"]
         assert error["applied"] == "unknown"
-        assert "the same call again (same base) is applied at most once" in error["message"]
+        assert "read the document before you write it again" in error["message"]
+        assert "at most once only when this server process gets it" in error["message"]
+        # The pipeline reads the document before it writes: the version the lost write
+        # made is the newest seen now, and the replay of it must still be taken (round 24
+        # F3: it was refused as an answer that cannot belong, on every retry).
+        assert store.read(doc_id).base.version == 2
         after = store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
         assert after.text.count(SECRET_LINE) == 1
         # A different change afterwards is a new write under a new seq.
@@ -413,3 +418,96 @@ def test_a_patch_answered_twice_does_not_make_the_next_read_fail(
         text = first.text.replace("[ ] #a", "[x] #a")
         again = store.write(doc_id, first.base, [op], text)
         assert again.base.version == 3 and human.get(doc_id)["content"] == text
+
+
+class HugeWriteAnswers(httpx.BaseTransport):
+    """Forwards every request; the PATCH's answer (the backend has applied it) comes back
+    padded past the 12 MB answer bound."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.patches: list[dict[str, Any]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.method != "PATCH":
+            return response
+        self.patches.append(json.loads(request.content))
+        body = response.read()
+        response.close()
+        padded = body[:-1] + b',"pad":"' + b"x" * 13_000_000 + b'"}'
+        headers = {"content-type": "application/json"}
+        return httpx.Response(response.status_code, headers=headers, content=padded)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_too_large_answer_to_a_write_is_an_unknown_outcome_and_replayed(
+    backend: Backend, human: Human
+) -> None:
+    """Round 24 F1: the write was applied, its answer was over the bound: it was
+    ``too_large`` with nothing about the write, and the agent's retry applied it again."""
+    doc_id = human.create(PLAN)
+    huge = HugeWriteAnswers()
+    with DocumentStore([backend.base_url], transport=huge) as store:
+        base = store.read(doc_id).base
+        op = {"op": "insert", "index": 3, "lines": [SECRET_LINE]}
+        with pytest.raises(TooLarge) as info:
+            store.write(doc_id, base, [op], PLAN + "\n" + SECRET_LINE)
+        assert info.value.to_json()["error"]["applied"] == "unknown"
+        assert human.get(doc_id)["content"].count(SECRET_LINE) == 1
+        with pytest.raises(TooLarge):  # the same call: the backend replays, nothing new
+            store.write(doc_id, base, [op], PLAN + "\n" + SECRET_LINE)
+    assert [p["seq"] for p in huge.patches] == [1, 1]
+    assert human.get(doc_id)["content"].count(SECRET_LINE) == 1
+
+
+class FailingReads(httpx.BaseTransport):
+    """Forwards PATCHes; after the first PATCH every GET of the document is a 503."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.patched = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and self.patched:
+            return httpx.Response(503, text="down for a moment")
+        if request.method == "PATCH":
+            self.patched = True
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_merged_write_whose_reread_fails_is_reported_as_applied(
+    backend: Backend, human: Human
+) -> None:
+    """Round 24 F2: the backend merged the write with a person's edit and said 200; the
+    re-read for the merged text failed, and the write was reported as a plain
+    ``source_unavailable``: the agent's retry applied it again. The store now gives the
+    snapshot it can compute (its base text, the person's ops, its own), and says the
+    change was applied where it cannot."""
+    for knows_base in (True, False):
+        doc_id = human.create(PLAN)
+        with (
+            DocumentStore([backend.base_url]) as reader,
+            DocumentStore([backend.base_url], transport=FailingReads()) as store,
+        ):
+            # The writer read the base itself, or got it from elsewhere (it cannot rebuild).
+            snapshot = (store if knows_base else reader).read(doc_id)
+            edit = {"op": "replace", "index": 0, "count": 1, "lines": ["[ ] #plan: P"]}
+            human.patch(doc_id, [edit])
+            op = {"op": "insert", "index": 3, "lines": [SECRET_LINE]}
+            if knows_base:
+                after = store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
+                assert after.base.version == 3
+                assert after.text == human.get(doc_id)["content"]
+            else:
+                with pytest.raises(SourceUnavailable) as info:
+                    store.write(doc_id, snapshot.base, [op], PLAN + "\n" + SECRET_LINE)
+                error = info.value.to_json()["error"]
+                assert (error["applied"], error["version"]) == (True, 3)
+                assert "do not write it again" in error["message"]
+        assert human.get(doc_id)["content"].count(SECRET_LINE) == 1

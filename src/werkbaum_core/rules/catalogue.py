@@ -374,8 +374,9 @@ def _write(
         raise
     except WerkbaumError as exc:
         event["outcome"] = exc.code
-        if exc.details.get("applied") == "unknown":
-            event["applied"] = "unknown"
+        applied = exc.details.get("applied")
+        if applied == "unknown" or applied is True:  # the store step may have written
+            event["applied"] = applied
         raise
     except BaseException as exc:
         cancelled = type(exc).__name__ in ("CancelledError", "Cancelled", "get_cancelled_exc_class")

@@ -184,7 +184,7 @@ class DocumentStore:
         self._cache: BoundedCache[tuple[str, int], Snapshot] = BoundedCache(cache_size)
         self._seq = 0
         self._seq_lock = threading.Lock()
-        self._unsettled: BoundedCache[str, tuple[Base, str, int]] = BoundedCache(UNSETTLED)
+        self._unsettled: BoundedCache[str, tuple[Base, str, int, int]] = BoundedCache(UNSETTLED)
         self._newest: BoundedCache[str, int] = BoundedCache(UNSETTLED)
         """The newest version seen of each document: a write's answer must name a later one."""
         self._doc_locks: dict[str, threading.Lock] = {}
@@ -296,7 +296,7 @@ class DocumentStore:
                 raise _conflict(source, self._fetch(ref, source), "a document base needs a version")
             with self._doc_lock(ref.url):
                 change = json.dumps(ops, sort_keys=True)
-                seq = self._seq_for(ref.url, base, change)
+                seq, first_floor = self._seq_for(ref.url, base, change)
                 body: dict[str, Any] = {
                     "baseVersion": base.version,
                     "checksum": base.checksum,
@@ -307,8 +307,12 @@ class DocumentStore:
                 name = _clip_utf16(author, DISPLAY_NAME_MAX)
                 if name:
                     body["displayName"] = name
-                # Every write makes a new version, later than any seen before it was sent.
-                floor = max(_int(base.version) or 0, self._newest.get(ref.url) or 0)
+                # Every write makes a new version, later than any seen before it was first
+                # sent: a replay's answer is the first send's (versions seen since, such as
+                # the one that write made, do not count).
+                floor = first_floor
+                if floor is None:
+                    floor = max(_int(base.version) or 0, self._newest.get(ref.url) or 0)
                 try:
                     response = self._send(
                         "PATCH",
@@ -317,31 +321,38 @@ class DocumentStore:
                         body=body,
                         check=lambda answer: _patch_answer_error(answer, ref, source, floor),
                     )
-                except SourceUnavailable as exc:
-                    raise self._unsettled_write(ref.url, base, change, seq, exc) from exc
+                except WerkbaumError as exc:  # sent, and no usable answer (lost, too large, …)
+                    raise self._unsettled_write(ref.url, (base, change, seq, floor), exc) from exc
                 if response.status_code >= 500:  # a gateway's answer: applied or not, unknown
                     error = _http_error(response, ref, source)
-                    raise self._unsettled_write(ref.url, base, change, seq, error)
+                    raise self._unsettled_write(ref.url, (base, change, seq, floor), error)
                 self._unsettled.discard(ref.url)
                 return self._outcome(ref, source, base, ops, response)
 
-    def _seq_for(self, url: str, base: Base, change: str) -> int:
-        """The seq of this change: the one it was sent with before if that write is
-        unsettled (the backend then replays its outcome instead of applying it twice,
-        documents-api §5.5), else the next."""
+    def _seq_for(self, url: str, base: Base, change: str) -> tuple[int, int | None]:
+        """The seq of this change and the version floor of its first send: those it was
+        sent with before if that write is unsettled (the backend then replays its
+        outcome instead of applying it twice, documents-api §5.5), else the next seq
+        and None."""
         unsettled = self._unsettled.get(url)
         if unsettled is not None and unsettled[:2] == (base, change):
-            return unsettled[2]
-        return self._next_seq()
+            return unsettled[2], unsettled[3]
+        return self._next_seq(), None
 
     def _unsettled_write(
-        self, url: str, base: Base, change: str, seq: int, error: WerkbaumError
+        self, url: str, sent: tuple[Base, str, int, int], error: WerkbaumError
     ) -> WerkbaumError:
-        """The write may have been applied: remember its seq, and say so."""
-        self._unsettled.put(url, (base, change, seq))
+        """The write may have been applied: remember how it was sent, and say so.
+
+        Only this store (one server process, one ``clientId``) can have the backend
+        replay it: another worker or replica that gets the same call sends it as a new
+        change, and an insert would land twice. So the advice is to read first.
+        """
+        self._unsettled.put(url, sent)
         message = (
-            f"{error.message}; the backend may have applied the change: the same call "
-            "again (same base) is applied at most once, or read the document first"
+            f"{error.message}; the backend may have applied the change: read the document "
+            "before you write it again (the same call again with the same base is applied "
+            "at most once only when this server process gets it)"
         )
         return type(error)(message, **{**error.details, "applied": "unknown"})
 
@@ -373,7 +384,17 @@ class DocumentStore:
         expected = _merge(self._known_base(ref, base), ops, since)
         if since == [] and expected is not None:
             return self._remember(ref, expected, version)
-        current = self._fetch(ref, source)
+        try:
+            current = self._fetch(ref, source)
+        except WerkbaumError as exc:  # the change is in: only its text is not known
+            if expected is not None:
+                return self._remember(ref, expected, version)
+            message = (
+                f"{exc.message}; the change was applied (version {version}): read the "
+                "document for its text, do not write it again"
+            )
+            details = {**exc.details, "applied": True, "version": version}
+            raise type(exc)(message, **details) from exc
         if current.base.version == version or expected is None:
             return current
         return self._remember(ref, expected, version)
