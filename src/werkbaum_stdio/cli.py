@@ -139,7 +139,7 @@ def check(
     \b
     Examples:
       werkbaum check plans/
-      werkbaum check --strict --format github $(git ls-files '*.werkbaum')
+      git ls-files -z '*.werkbaum' | xargs -0 werkbaum check --strict --
       cat plan.werkbaum | werkbaum check --stdin-filename plan.werkbaum -
     """
     named = click.get_current_context().get_parameter_source("stdin_filename")

@@ -1,5 +1,5 @@
 """``werkbaum check``'s findings: one :class:`Diagnostic` per listed warning, per type of
-the warnings beyond a file's first 1,000 (a count), or per unreadable file.
+the warnings beyond the 1,000 a file lists (a count), or per unreadable file.
 
 The facts come from the engine (one analysis per file, with ``View(columns=True)``:
 each warning carries the column of the token it names, found by ``columns.js``);
@@ -58,7 +58,7 @@ class Diagnostic:
     """The file was not analysed (exit 2), as opposed to a finding about the plan."""
     unlisted: int | None = None
     """Not one finding but a count: the findings of this type that a file had beyond
-    its first 1,000 (the engine's cut), counted but not listed."""
+    the 1,000 it lists (the engine's cut), counted but not listed."""
 
     @property
     def count(self) -> int:
@@ -89,15 +89,16 @@ def from_analysis(file: str, analysis: Analysis) -> list[Diagnostic]:
 def unlisted(file: str, analysis: Analysis) -> list[Diagnostic]:
     """One diagnostic per type of the warnings the analysis did not list, counting them.
 
-    An analysis lists a plan's first 1,000 warnings (a file that is no plan, 2 MB of
-    stray lines, has a million): ``werkbaum check`` prints these after the listed ones,
+    An analysis lists at most 1,000 warnings, the structural ones first (a file that is
+    no plan, 2 MB of stray lines, has a million): ``werkbaum check`` prints these counts
+    after the listed ones,
     as a compiler stops listing after its error limit (listing a million cost 35 s,
     2 GB and 216 MB of output), and they still count in its summary and exit status.
     """
     cut = analysis.warnings_cut
     if cut is None:
         return []
-    first = f"only a file's first {cut.listed:,} findings are listed"
+    first = f"at most {cut.listed:,} findings of a file are listed"
     return [
         Diagnostic(
             file=file,
@@ -145,7 +146,7 @@ def summary(diagnostics: Sequence[Diagnostic], files: int) -> str:
     affected = len({d.file for d in diagnostics})
     return (
         f"{_count(errors, 'error')}, {_count(warnings, 'warning')} "
-        f"in {_count(affected, 'file')} ({files} checked)"
+        f"in {_count(affected, 'file')} ({files:,} checked)"
     )
 
 

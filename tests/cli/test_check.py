@@ -292,32 +292,45 @@ def test_columns_count_characters_and_find_the_token_as_written(tmp_path: Path) 
 def test_a_file_lists_its_first_1000_findings_and_counts_the_rest_by_type(
     tmp_path: Path,
 ) -> None:
-    """1,500 content warnings, then structural ones behind the cut: the first 1,000 are
-    listed, the rest is one line per type with its count, and the structural ones behind
-    the cut still make it exit 1 and count in the summary (round 23 F8: a million stray
-    lines printed 216 MB in 35 s with 2 GB)."""
+    """1,500 content warnings, then two structural ones: 1,000 are listed, the structural
+    ones among them (round 24 F5: they were behind the cut, and no output said where the
+    error was), then one line per type with its count; the summary and exit status count
+    all (round 23 F8: a million stray lines printed 216 MB in 35 s with 2 GB)."""
     deps = ",".join(f"#m{i}" for i in range(1500))
     plan(tmp_path, "many.werkbaum", f"[ ] Plan\n  - [ ] D :{deps}\n---\nstray\nstray\n")
     result = run("check", "many.werkbaum", cwd=tmp_path)
     lines = result.stdout.splitlines()
     assert result.returncode == 1, result.stderr
-    assert len(lines) == 1002
-    assert all(" warning unknownDep: " in line for line in lines[:1000])
-    rest = "more not listed (only a file's first 1,000 findings are listed)"
-    assert lines[1000:] == [
-        f"many.werkbaum: warning unknownDep: 500 {rest}",
-        f"many.werkbaum: error descStray: 2 {rest}",
+    assert len(lines) == 1001
+    assert all(" warning unknownDep: " in line for line in lines[:998])
+    assert [line.split(": ")[0:2] for line in lines[998:1000]] == [
+        ["many.werkbaum:4:1", "error descStray"],
+        ["many.werkbaum:5:1", "error descStray"],
     ]
+    rest = "more not listed (at most 1,000 findings of a file are listed)"
+    assert lines[1000] == f"many.werkbaum: warning unknownDep: 502 {rest}"
     assert result.stderr == "2 errors, 1,500 warnings in 1 file (1 checked)\n"
     report = json.loads(run("check", "--format", "json", "many.werkbaum", cwd=tmp_path).stdout)
-    assert (report["errors"], report["warnings"], len(report["diagnostics"])) == (2, 1500, 1002)
+    assert (report["errors"], report["warnings"], len(report["diagnostics"])) == (2, 1500, 1001)
     assert report["diagnostics"][-1] == {
         "file": "many.werkbaum",
-        "severity": "error",
-        "type": "descStray",
-        "message": "2 more not listed (only a file's first 1,000 findings are listed)",
-        "unlisted": 2,
+        "severity": "warning",
+        "type": "unknownDep",
+        "message": f"502 {rest}",
+        "unlisted": 502,
     }
     sarif = json.loads(run("check", "--format", "sarif", "many.werkbaum", cwd=tmp_path).stdout)
     results = sarif["runs"][0]["results"]
-    assert len(results) == 1002 and results[-1]["level"] == "error"
+    assert len(results) == 1001
+    assert [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results[998:1000]
+    ] == [4, 5]
+
+
+def test_the_summary_counts_files_with_thousands_separators_too() -> None:
+    """Round 24 F8: ``(5000 checked)`` beside ``1,500 warnings``."""
+    from werkbaum_stdio import diagnostics as diag
+
+    found = [diag.Diagnostic(file="a.werkbaum", type="descStray", severity="error", message="m")]
+    assert diag.summary(found, 5000) == "1 error, 0 warnings in 1 file (5,000 checked)"
+    assert diag.summary([], 5000) == "no problems (5,000 files checked)"

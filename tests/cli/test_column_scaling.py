@@ -6,7 +6,7 @@ an independent reading of the rule (the first whole ``:#id``, else ``,#id``, on 
 warning's line, else on its first continuation line holding one; columns count
 characters), on every executor, and against the output the old search gave
 (sha256 of ``werkbaum check``'s stdout, recorded before the change; ``check`` lists a
-file's first 1,000 findings now, so the whole list is rendered here as it rendered
+file's 1,000 findings now, so the whole list is rendered here as it rendered
 it: every warning, with columns, through the check's diagnostics and text format).
 """
 
@@ -135,6 +135,6 @@ def test_check_lists_the_first_of_them_as_the_whole_list_has_them(
     assert lines[:1000] == [text_format.line(d) for d in whole[:1000]]
     assert lines[1000:] == [
         "p.werkbaum: warning unknownDep: 500 more not listed"
-        " (only a file's first 1,000 findings are listed)"
+        " (at most 1,000 findings of a file are listed)"
     ]
     assert result.stderr == "0 errors, 1,500 warnings in 1 file (1 checked)\n"

@@ -159,3 +159,30 @@ def test_without_a_workspace_files_are_relative_to_the_working_directory(tmp_pat
     assert set(_places(result.stdout, "github")) == {"plans/a.werkbaum"}
     absolute = run("check", "--format", "github", tmp_path / "plans" / "a.werkbaum", cwd=tmp_path)
     assert set(_places(absolute.stdout, "github")) == {"plans/a.werkbaum"}
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif"])
+def test_a_linked_plan_in_a_workspace_named_through_a_link_keeps_its_name(
+    tmp_path: Path, fmt: str
+) -> None:
+    """Round 24 F6: with ``$GITHUB_WORKSPACE`` a symlink to the checkout (the working
+    directory then is the real path), a plan that is itself a link was named by its
+    resolved, absolute path, which GitHub does not place."""
+    workspace = tmp_path / "ws"
+    (workspace / "plans").mkdir(parents=True)
+    (tmp_path / "ws-link").symlink_to(workspace)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "o.werkbaum").write_text(PLANS["broken.werkbaum"], encoding="utf-8")
+    (workspace / "plans" / "linked.werkbaum").symlink_to("../../shared/o.werkbaum")
+    (workspace / "plans" / "a.werkbaum").write_text(PLANS["broken.werkbaum"], encoding="utf-8")
+    result = run(
+        "check",
+        "--format",
+        fmt,
+        "plans/linked.werkbaum",
+        "plans/a.werkbaum",
+        cwd=workspace,
+        env={"GITHUB_WORKSPACE": str(tmp_path / "ws-link")},
+    )
+    assert result.returncode == 1, result.stderr
+    assert set(_places(result.stdout, fmt)) == {"plans/linked.werkbaum", "plans/a.werkbaum"}

@@ -74,3 +74,15 @@ def test_try_repo_passes_a_clean_plan_and_fails_a_broken_one(project: Path, tmp_
     assert "plans/broken.werkbaum:3:3: error mixedGate: " in broken.stdout
     assert "plans/clean.werkbaum:" not in broken.stdout
     assert os.listdir(home)  # the hook's environment was really built there
+
+    # Round 24 F4: pre-commit passes names without a `--` of its own; a broken plan
+    # named like an option was taken as the option's value (the hook passed) and a plan
+    # named `-…` could not be committed ("No such option").
+    git(project, "rm", "-q", "-f", "plans/broken.werkbaum")
+    (project / "--plan-glob=x.werkbaum").write_text(BROKEN, encoding="utf-8")
+    (project / "-dash.werkbaum").write_text(CLEAN, encoding="utf-8")
+    git(project, "add", "--", "--plan-glob=x.werkbaum", "-dash.werkbaum")
+    dashed = try_repo(project, home)
+    assert dashed.returncode == 1, dashed.stdout + dashed.stderr
+    assert "--plan-glob=x.werkbaum:3:3: error mixedGate: " in dashed.stdout
+    assert "No such option" not in dashed.stdout

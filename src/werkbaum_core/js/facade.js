@@ -476,6 +476,26 @@ export function listed(list, json) {
   return { items: items.map(json), cut };
 }
 
+// Which of the analysis's warnings an answer lists when there are more than
+// MAX_WARNINGS: the structural ones first (they block a write and fail
+// `werkbaum check`, so none hides behind a thousand content warnings), then the
+// others, up to the bound; both parts keep the editor's order.
+function chosen(list) {
+  if (list.length <= MAX_WARNINGS) return { shown: list, rest: [] };
+  const keep = new Uint8Array(list.length);
+  let room = MAX_WARNINGS;
+  for (let i = 0; i < list.length && room; i++) {
+    if (STRUCTURAL.has(list[i].type)) { keep[i] = 1; room--; }
+  }
+  for (let i = 0; i < list.length && room; i++) {
+    if (!keep[i]) { keep[i] = 1; room--; }
+  }
+  const shown = [];
+  const rest = [];
+  for (let i = 0; i < list.length; i++) (keep[i] ? shown : rest).push(list[i]);
+  return { shown, rest };
+}
+
 // Warnings a cut left out, by type in the order of first appearance:
 // [{type, count, structural}] (`werkbaum check` decides its exit status on them).
 function tallied(rest) {
@@ -633,11 +653,10 @@ function analyze(payload) {
     }
     // everyWarning (a Python program's choice, never an agent's) lists them all.
     // Every other caller gets the cut, with the rest counted by type.
-    const { items, cut } = payload.everyWarning === true
-      ? { items: list.map(warningJson), cut: null }
-      : listed(list, warningJson);
+    const { shown, rest } = payload.everyWarning === true ? { shown: list, rest: [] } : chosen(list);
+    const items = shown.map(warningJson);
     result.warnings = payload.columns === true ? withColumns(items, text) : items;
-    if (cut) result.warningsCut = Object.assign(cut, { unlisted: tallied(list.slice(items.length)) });
+    if (rest.length) result.warningsCut = { listed: items.length, total: list.length, unlisted: tallied(rest) };
   }
   const onPath = wantPath || wantStations ? pathNodes(run) : null;
   if (wantPath) result.path = pathJson(run, onPath, inScope, ref);

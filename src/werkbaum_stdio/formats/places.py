@@ -26,7 +26,10 @@ def workspace_path(file: str) -> str:
         return PurePath(os.path.normpath(file)).as_posix()
     inside = _relative(full, os.path.abspath(base))
     if inside is None:  # the workspace may be named through a symlink
-        inside = _relative(os.path.realpath(full), os.path.realpath(base))
+        # The file's folder is resolved, not the file: a plan that is itself a link
+        # keeps its own name (its target's would be another file, or outside).
+        folder, name = os.path.split(full)
+        inside = _relative(os.path.join(os.path.realpath(folder), name), os.path.realpath(base))
     return PurePath(full if inside is None else inside).as_posix()
 
 
