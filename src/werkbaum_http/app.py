@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from werkbaum_core.engine import LazyEngine, choose_executor
 from werkbaum_core.guide import guide_for
+from werkbaum_core.in_flight import STOP_WAIT
 from werkbaum_core.rules.catalogue import Services
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_http.access import AccessLog, configure_logging
@@ -73,6 +74,25 @@ async def not_found(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def not_found_page(request: Request) -> Response:
     return Response(status_code=404)
+
+
+FORCED_BY = "SIGINT"
+"""What ends a worker with writes still running: uvicorn quits at once on a second SIGINT
+(its graceful shutdown, the first signal, lets every request end before the app does)."""
+
+
+def _let_writes_finish(services: Services) -> None:
+    """Writes past their store step get up to ``STOP_WAIT`` before the store closes under
+    them; one still running then gets its audit line, ``stopped`` (spec §6.5).
+
+    After a second SIGINT uvicorn has cancelled the requests, not the threads that
+    write: closing the store under them failed them mid-call, and their audit lines said
+    ``error`` for writes that had landed. This blocks the loop on purpose: nothing else
+    is served at this point.
+    """
+    writes = services.writes
+    if writes.stop() and not writes.wait(STOP_WAIT):
+        writes.abandon(FORCED_BY)
 
 
 def create_app(
@@ -141,6 +161,7 @@ def create_app(
                     await stack.enter_async_context(server.session_manager.run())
                 yield
         finally:
+            _let_writes_finish(services)
             if owned_engine:
                 await anyio.to_thread.run_sync(engine.close)
             if owned_store:
