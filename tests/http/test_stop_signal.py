@@ -30,12 +30,25 @@ DELAY = 2.0
 """Seconds the stand-in holds the answer of the PATCH it has applied."""
 
 
+def a_document(backend: Backend) -> tuple[str, dict[str, Any]]:
+    """A new document on the stand-in and its base."""
+    document = create_document(backend)
+    current = httpx.get(document).json()
+    return document, {"version": current["version"], "checksum": checksum(current["content"])}
+
+
+def until_applied(document: str) -> None:
+    """Until the backend holds the write (version 2): its answer is what is held."""
+    deadline = time.monotonic() + 30
+    while httpx.get(document).json()["version"] < 2:
+        assert time.monotonic() < deadline, "the write never reached the backend"
+        time.sleep(0.02)
+
+
 def test_sigterm_lets_a_write_in_flight_finish_with_its_answer_and_audit_line(
     backend: Backend, tmp_path: Path
 ) -> None:
-    document = create_document(backend)
-    current = httpx.get(document).json()
-    base = {"version": current["version"], "checksum": checksum(current["content"])}
+    document, base = a_document(backend)
     log = tmp_path / "server.log"
     answers: list[Any] = []
     with (
@@ -46,10 +59,7 @@ def test_sigterm_lets_a_write_in_flight_finish_with_its_answer_and_audit_line(
             target=lambda: answers.append(set_status(served.base_url, document, base, "w-1"))
         )
         writer.start()
-        deadline = time.monotonic() + 30
-        while httpx.get(document).json()["version"] < 2:  # applied; its answer is held
-            assert time.monotonic() < deadline, "the write never reached the backend"
-            time.sleep(0.02)
+        until_applied(document)
         served.process.send_signal(signal.SIGTERM)
         status = served.process.wait(timeout=DELAY + 20)
         writer.join(timeout=5)
@@ -69,9 +79,7 @@ def test_a_second_sigint_leaves_a_landed_write_audited_as_it_ended(
     landed writes were audited ``error``. Now a write past its store step gets up to
     STOP_WAIT before the store closes: it ends ``ok``, or gets its ``stopped`` line with
     ``applied: "unknown"`` — one line either way."""
-    document = create_document(backend)
-    current = httpx.get(document).json()
-    base = {"version": current["version"], "checksum": checksum(current["content"])}
+    document, base = a_document(backend)
     log = tmp_path / "server.log"
     with (
         server_process(["--server", backend.base_url], log) as served,
@@ -84,10 +92,7 @@ def test_a_second_sigint_leaves_a_landed_write_audited_as_it_ended(
 
         writer = threading.Thread(target=call, daemon=True)
         writer.start()
-        deadline = time.monotonic() + 30
-        while httpx.get(document).json()["version"] < 2:  # applied; its answer is held
-            assert time.monotonic() < deadline, "the write never reached the backend"
-            time.sleep(0.02)
+        until_applied(document)
         served.process.send_signal(signal.SIGINT)
         time.sleep(0.5)
         served.process.send_signal(signal.SIGINT)
