@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
@@ -130,3 +131,46 @@ def test_a_write_with_an_unknown_outcome_is_audited_as_such(
     assert caught.value.details["applied"] == "unknown"
     [line] = audit_lines(audit)
     assert (line["outcome"], line["applied"]) == ("source_unavailable", "unknown")
+
+
+class MergedThenDown(httpx.BaseTransport):
+    """The PATCH is applied and answered as merged with ops the store cannot replay
+    (``opsSinceBase`` it cannot read); every later GET is a 503."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.patched = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET" and self.patched:
+            return httpx.Response(503, text="down for a moment")
+        response = self.inner.handle_request(request)
+        if request.method != "PATCH":
+            return response
+        self.patched = True
+        body = json.loads(response.read())
+        response.close()
+        body["opsSinceBase"] = [{"op": "unreadable"}]
+        return httpx.Response(200, json=body)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_landed_write_without_its_text_is_audited_as_applied(
+    tmp_path: Path, backend: Backend, human: Human, shared_engine: LazyEngine
+) -> None:
+    """Round 24 F2's other half: the backend said 200, the merged text can be neither
+    rebuilt nor re-read: the error and the audit line say the change is in
+    (``applied: true`` and its version), not that the write failed."""
+    doc = human.create(PLAN)
+    audit = tmp_path / "audit.jsonl"
+    with (
+        DocumentStore([backend.base_url], transport=MergedThenDown()) as store,
+        pytest.raises(SourceUnavailable) as caught,
+    ):
+        set_status_in_process(store, shared_engine, audit, doc, Caller())
+    assert (caught.value.details["applied"], caught.value.details["version"]) == (True, 2)
+    [line] = audit_lines(audit)
+    assert (line["outcome"], line["applied"]) == ("source_unavailable", True)
+    assert "[x] #a" in human.get(doc)["content"]
