@@ -95,7 +95,7 @@ def _parallel(posargs: list[str]) -> list[str]:
     idle ones taking tests queued on busy ones.
 
     Much of the suite waits on real processes, sockets and deadlines, so on the two cores
-    of a CI machine the whole suite takes 7.5 minutes instead of 15; ``worksteal`` keeps
+    of a CI machine the whole suite takes 8-9 minutes instead of 15; ``worksteal`` keeps
     the half-minute tests (a real 30 s deadline, pre-commit's ``try-repo``) from ending
     up together at the end of one queue. Every test keeps to its own temporary
     directory, ports and processes, and test ids are fixed (each process must collect
