@@ -60,19 +60,17 @@ def shell(
 ) -> subprocess.CompletedProcess[str]:
     """``SCRIPT ARGS… REDIRECT`` through ``sh``, which closes or redirects as a user's
     shell does; stdout and stderr are captured unless the redirection takes them."""
-    feed: dict[str, object] = (
-        {"input": input}
-        if input is not None
-        else {"stdin": subprocess.DEVNULL if stdin is None else stdin}
-    )
+    if input is None and stdin is None:
+        stdin = subprocess.DEVNULL
     return subprocess.run(
         ["sh", "-c", f'exec "$@" {redirect}', "sh", str(BIN / script), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         env=PLAIN_ENV,
+        stdin=stdin,
+        input=input,
         timeout=120,
-        **feed,  # type: ignore[call-overload]
     )
 
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
@@ -17,7 +16,7 @@ from mcp.types import Implementation
 from tests.backend import Backend
 from tests.backend.faults import Twice
 from tests.backend.human import Human
-from tests.documents.test_faults import DEEP, Answers
+from tests.documents.test_faults import DEEP, Answers, FailingReads
 from tests.stdio.conftest import MODES, audit_lines, structured
 from werkbaum_core import SourceUnavailable
 from werkbaum_core.engine import LazyEngine
@@ -133,30 +132,6 @@ def test_a_write_with_an_unknown_outcome_is_audited_as_such(
     assert (line["outcome"], line["applied"]) == ("source_unavailable", "unknown")
 
 
-class MergedThenDown(httpx.BaseTransport):
-    """The PATCH is applied and answered as merged with ops the store cannot replay
-    (``opsSinceBase`` it cannot read); every later GET is a 503."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.patched = False
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "GET" and self.patched:
-            return httpx.Response(503, text="down for a moment")
-        response = self.inner.handle_request(request)
-        if request.method != "PATCH":
-            return response
-        self.patched = True
-        body = json.loads(response.read())
-        response.close()
-        body["opsSinceBase"] = [{"op": "unreadable"}]
-        return httpx.Response(200, json=body)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
 def test_a_landed_write_without_its_text_is_audited_as_applied(
     tmp_path: Path, backend: Backend, human: Human, shared_engine: LazyEngine
 ) -> None:
@@ -166,7 +141,7 @@ def test_a_landed_write_without_its_text_is_audited_as_applied(
     doc = human.create(PLAN)
     audit = tmp_path / "audit.jsonl"
     with (
-        DocumentStore([backend.base_url], transport=MergedThenDown()) as store,
+        DocumentStore([backend.base_url], transport=FailingReads(unreadable_merge=True)) as store,
         pytest.raises(SourceUnavailable) as caught,
     ):
         set_status_in_process(store, shared_engine, audit, doc, Caller())

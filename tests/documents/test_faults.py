@@ -464,18 +464,28 @@ def test_a_too_large_answer_to_a_write_is_an_unknown_outcome_and_replayed(
 
 
 class FailingReads(httpx.BaseTransport):
-    """Forwards PATCHes; after the first PATCH every GET of the document is a 503."""
+    """Forwards PATCHes; after the first PATCH every GET of the document is a 503. With
+    ``unreadable_merge`` the PATCH's answer names ``opsSinceBase`` the store cannot
+    replay, so it cannot rebuild the merged text either."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, unreadable_merge: bool = False) -> None:
         self.inner = httpx.HTTPTransport()
+        self.unreadable_merge = unreadable_merge
         self.patched = False
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if request.method == "GET" and self.patched:
             return httpx.Response(503, text="down for a moment")
-        if request.method == "PATCH":
-            self.patched = True
-        return self.inner.handle_request(request)
+        response = self.inner.handle_request(request)
+        if request.method != "PATCH":
+            return response
+        self.patched = True
+        if not self.unreadable_merge:
+            return response
+        body = json.loads(response.read())
+        response.close()
+        body["opsSinceBase"] = [{"op": "unreadable"}]
+        return httpx.Response(response.status_code, json=body)
 
     def close(self) -> None:
         self.inner.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import signal
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,10 +19,10 @@ import pytest
 
 from tests.backend import Backend
 from tests.backend.human import Human
+from tests.cli.test_precommit_hook import PRE_COMMIT
 from tests.mirror.conftest import PLAN, Agent, commits, git
 from tests.mirror.test_cli import WERKBAUM
 from tests.mirror.test_sync import REL, mirror_in
-from tests.tools import require_tool
 from werkbaum_core import Engine
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.mirror import git as mirror_git
@@ -319,7 +318,6 @@ def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(
     without putting them back: the work was only in a patch in pre-commit's cache. The
     deadline sends SIGINT first, on which it puts them back."""
     monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 4.0)
-    require_tool("git")
     config = (
         "repos:\n  - repo: local\n    hooks:\n      - {id: slow, name: slow, entry: sleep 600, "
         "language: system, pass_filenames: false, always_run: true}\n"
@@ -331,7 +329,7 @@ def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(
     home = tmp_path / "pre-commit-home"
     monkeypatch.setenv("PRE_COMMIT_HOME", str(home))
     subprocess.run(
-        [str(Path(sys.executable).with_name("pre-commit")), "install"],
+        [str(PRE_COMMIT), "install"],
         cwd=repo,
         check=True,
         capture_output=True,
