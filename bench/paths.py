@@ -16,6 +16,7 @@ ECHO_SERVER = Path(__file__).with_name("echo_server.py")
 ECHO_ARGV = [sys.executable, "-P", str(ECHO_SERVER)]
 """``-P``: bench/ must not shadow standard modules of the script (it has ``stdio.py`` …)."""
 V8_FLOOR = Path(__file__).with_name("v8_floor.mjs")
+REPLAY_SERVER = Path(__file__).with_name("replay_server.py")
 
 
 def reference_text() -> str:

@@ -17,24 +17,44 @@ same server and client, in the same run). Rows per executor:
   first benchmark report used for the warm row.
 
 Every server gets the same JIT warm-up as the floor (60 analyses of other texts).
+
+The client's share: the read and the warm inspect are also timed through
+``bench/replay_server.py``, which answers a repeated call with the server's
+recorded answer line and does no work of its own, from the official client and
+from a raw JSON-RPC pipe client. What a call costs through it is what the
+client and the pipes cost for those exact bytes; the rest of a call through the
+server is the server's. From these, two information rows: the best ratio this
+client allows (the server's warm inspect costing no more than its one-line
+read; uncached, plus an engine call as fast as V8 in node), and what the goal
+leaves the server for a warm inspect beyond what it spends on a read.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
+import attrs
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 from tests.rawrpc import PipeClient
 
 from bench.machine import executors
-from bench.paths import REFERENCE_PLAN, STDIO_SERVER, V8_FLOOR, clean_env, with_comment
+from bench.paths import (
+    REFERENCE_PLAN,
+    REPLAY_SERVER,
+    STDIO_SERVER,
+    V8_FLOOR,
+    clean_env,
+    with_comment,
+)
 from bench.results import Goal, Section, Table
 from bench.timing import fmt_ms, fmt_ratio, median, percentile, sample, sample_async
 
@@ -61,14 +81,19 @@ def v8_floor(plan: Path, count: int, budget_s: float) -> dict[str, Any]:
     return result
 
 
+def server_argv(project: Path, kind: str, *, replayed: bool = False) -> list[str]:
+    """The stdio server's command line; ``replayed``: behind ``replay_server.py``."""
+    argv = [str(STDIO_SERVER), "--root", str(project), "--engine", kind]
+    return [sys.executable, "-P", str(REPLAY_SERVER), *argv] if replayed else argv
+
+
 async def through_server(
-    project: Path, count: int, budget_s: float, *engine: str
+    argv: list[str], project: Path, count: int, budget_s: float, *, replayed: bool = False
 ) -> dict[str, list[float]]:
+    """Samples (ms) from the official client: read, warm, and unless ``replayed`` (where
+    a repeated call never reaches the server) uncached and the output-schema check."""
     params = StdioServerParameters(
-        command=str(STDIO_SERVER),
-        args=["--root", str(project), *engine],
-        cwd=str(project),
-        env=clean_env(),
+        command=argv[0], args=argv[1:], cwd=str(project), env=clean_env()
     )
     plan = project / "werkbaum.werkbaum"
     text = plan.read_text(encoding="utf-8")
@@ -84,7 +109,7 @@ async def through_server(
             plan.write_text(with_comment(text, f"stdio {i}"), encoding="utf-8")
 
         await call("werkbaum_read", "one.werkbaum")
-        for i in range(JIT_WARMUP):  # as many analyses of other texts as the V8 floor gets
+        for i in range(0 if replayed else JIT_WARMUP):  # as many as the V8 floor gets
             rewrite(-1 - i)
             await call("werkbaum_inspect", "werkbaum.werkbaum")
         plan.write_text(text, encoding="utf-8")
@@ -93,6 +118,8 @@ async def through_server(
         warm = await sample_async(
             lambda _: call("werkbaum_inspect", "werkbaum.werkbaum"), count, budget_s
         )
+        if replayed:
+            return {"read": read, "warm": warm}
         fresh = await sample_async(
             lambda _: call("werkbaum_inspect", "werkbaum.werkbaum"), count, budget_s, rewrite
         )
@@ -107,14 +134,14 @@ async def through_server(
 
 
 def through_raw_client(
-    project: Path, count: int, budget_s: float, *engine: str
+    argv: list[str], project: Path, count: int, budget_s: float
 ) -> dict[str, list[float]]:
-    """The same warm calls from a raw JSON-RPC pipe client: the server side alone."""
-    argv = [str(STDIO_SERVER), "--root", str(project), *engine]
+    """The same warm calls from a raw JSON-RPC pipe client (no SDK on the client side)."""
     with PipeClient(argv, project, clean_env()) as client:
         client.handshake()
         read = {"source": "one.werkbaum"}
         inspect = {"source": "werkbaum.werkbaum"}
+        client.call_tool("werkbaum_read", read)
         client.call_tool("werkbaum_inspect", inspect)
         return {
             "read": sample(lambda _: client.call_tool("werkbaum_read", read), count, budget_s),
@@ -140,10 +167,15 @@ def run(quick: bool) -> Section:
         shutil.copy(REFERENCE_PLAN, project / "werkbaum.werkbaum")
         (project / "one.werkbaum").write_text(ONE_LINE, encoding="utf-8")
         servers = {
-            kind: anyio.run(through_server, project, count, budget, "--engine", kind)
+            kind: anyio.run(through_server, server_argv(project, kind), project, count, budget)
             for kind in kinds
         }
-        raw = through_raw_client(project, count, budget, "--engine", kinds[0])
+        replay_argv = server_argv(project, kinds[0], replayed=True)
+        replayed = anyio.run(
+            functools.partial(through_server, replayed=True), replay_argv, project, count, budget
+        )
+        raw = through_raw_client(server_argv(project, kinds[0]), project, count, budget)
+        raw_replayed = through_raw_client(replay_argv, project, count, budget)
     floor = v8_floor(REFERENCE_PLAN, count, budget)
     section = Section("stdio", "2. Inspect latency through the stdio server, per executor")
     analysis, cached = median(floor["uncached"]), median(floor["warm"])
@@ -169,20 +201,26 @@ def run(quick: bool) -> Section:
                     ratio <= target if judged and target else None,
                 )
             )
+    first = servers[kinds[0]]
+    shares = {
+        "official client": Shares(first, replayed),
+        "raw pipe client": Shares(raw, raw_replayed),
+    }
+    section.goals += _client_bounds(kinds[0], shares, analysis)
     headers = ["call", "median ms", "p99 ms", "V8 ms", "read RTT ms", "floor ms"]
     section.tables.append(Table("stdio vs floor", [*headers, "ratio", "n"], rows))
-    first = servers[kinds[0]]
     parts = [
-        [f"official client: werkbaum_read one line ({kinds[0]})", fmt_ms(median(first["read"]))],
-        [f"official client: werkbaum_inspect warm ({kinds[0]})", fmt_ms(median(first["warm"]))],
-        [
-            "of which the client's output-schema check (jsonschema, validate_tool_result)",
-            fmt_ms(median(first["validate"])),
-        ],
-        ["raw pipe client (no SDK): werkbaum_read one line", fmt_ms(median(raw["read"]))],
-        ["raw pipe client (no SDK): werkbaum_inspect warm", fmt_ms(median(raw["warm"]))],
+        [client, call, *cells]
+        for client, share in shares.items()
+        for call, cells in share.table_cells().items()
     ]
-    section.tables.append(Table("Where the warm call's time goes", ["part", "median ms"], parts))
+    section.tables.append(
+        Table(
+            f"Where the warm call's time goes ({kinds[0]})",
+            ["client", "call", "through the server ms", "replayed ms", "the server's share ms"],
+            parts,
+        )
+    )
     section.notes.append(
         f"werkbaum.werkbaum ({REFERENCE_PLAN.stat().st_size:,} bytes); read RTT = "
         f"`werkbaum_read` of a one-line file through the same server, median "
@@ -190,6 +228,81 @@ def run(quick: bool) -> Section:
         f"with {kinds[0]}. V8 JSON.stringify of the warm result: "
         f"{fmt_ms(median(floor['stringify']))} ms (not in the floor). V8 phases of one "
         f"uncached text: parse {fmt_ms(floor['phases']['parse'])} ms, cheapest path "
-        f"{fmt_ms(floor['phases']['cheapPlan'])} ms."
+        f"{fmt_ms(floor['phases']['cheapPlan'])} ms. The official client's output-schema "
+        f"check (jsonschema, validate_tool_result) of the answer: "
+        f"{fmt_ms(median(first['validate']))} ms of its warm call."
+    )
+    section.notes.append(
+        "Replayed = the same call through `bench/replay_server.py`, which answers a "
+        "repeated call with the server's recorded answer line and does no work of its "
+        "own: the client's and the pipes' cost for exactly those bytes. The server's "
+        "share = through the server minus replayed. 'Best ratio this client allows' puts "
+        "the server's share of a warm inspect at that of its one-line read (uncached: "
+        "plus an engine call as fast as V8 in node, with no crossing)."
     )
     return section
+
+
+@attrs.frozen
+class Shares:
+    """One client's medians (ms) through the server and through the replay stand-in."""
+
+    served: dict[str, list[float]]
+    replayed: dict[str, list[float]]
+
+    def through(self, call: str) -> float:
+        return median(self.served[call])
+
+    def client(self, call: str) -> float:
+        """What the client and the pipes cost for the call's answer."""
+        return median(self.replayed[call])
+
+    def server(self, call: str) -> float:
+        return self.through(call) - self.client(call)
+
+    def table_cells(self) -> dict[str, list[str]]:
+        names = {"read": "werkbaum_read one line", "warm": "werkbaum_inspect warm"}
+        return {
+            names[call]: [
+                fmt_ms(self.through(call)),
+                fmt_ms(self.client(call)),
+                fmt_ms(self.server(call)),
+            ]
+            for call in names
+        }
+
+
+def _client_bounds(kind: str, shares: dict[str, Shares], v8: float) -> list[Goal]:
+    """Information rows: what each client allows at best, what the warm goal leaves the server."""
+    goals = []
+    for client, share in shares.items():
+        floor = v8 + share.through("read")
+        best_warm = share.client("warm") + share.server("read")
+        goals.append(
+            Goal(
+                f"stdio {kind}, {client}: best ratio this client allows, warm / uncached",
+                f"{fmt_ratio(best_warm / floor)} / {fmt_ratio((best_warm + v8) / floor)}",
+                "- (info)",
+                None,
+            )
+        )
+        extra = share.server("warm") - share.server("read")
+        left = WARM_TARGET * floor - best_warm
+        goals.append(
+            Goal(
+                f"stdio {kind}, {client}: the server's warm inspect beyond its one-line read",
+                f"{fmt_ms(extra)} ms (the {WARM_TARGET:.1f}x goal leaves {fmt_ms(left)} ms)",
+                "- (info)",
+                None,
+            )
+        )
+    raw = shares["raw pipe client"]
+    goals.append(
+        Goal(
+            f"stdio {kind}, raw pipe client: inspect warm / (V8 analysis + its read round trip)",
+            f"{fmt_ratio(raw.through('warm') / (v8 + raw.through('read')))}",
+            "- (info)",
+            None,
+        )
+    )
+    return goals
