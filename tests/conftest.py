@@ -3,6 +3,7 @@ per executor, and the reproducible Hypothesis profile."""
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 from collections.abc import Iterator
@@ -38,6 +39,21 @@ if HYPOTHESIS_PROFILE == "repro":
         "HYPOTHESIS_STORAGE_DIRECTORY",
         str(Path(tempfile.gettempdir()) / f"werkbaum-mcp-hypothesis-{os.getuid()}"),
     )
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    """Nothing frozen out of the garbage collector's walk before and after the test
+    (the servers' :func:`~werkbaum_stdio.collector.freeze_startup_objects`): the test
+    process is shared."""
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def walked(obj: object) -> bool:
+    """Whether the garbage collector's walk reaches ``obj`` (frozen objects are left out)."""
+    return any(candidate is obj for candidate in gc.get_objects())
 
 
 def fixture_plans() -> list[Path]:

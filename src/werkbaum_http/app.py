@@ -54,6 +54,7 @@ from werkbaum_http.limits import McpGate
 from werkbaum_http.server import build_server
 from werkbaum_http.sources import DocumentSources
 from werkbaum_stdio.audit import AuditLog
+from werkbaum_stdio.collector import freeze_startup_objects
 from werkbaum_stdio.registration import PlanServer
 
 MCP_PATH = "/mcp"
@@ -95,17 +96,25 @@ def _let_writes_finish(services: Services) -> None:
         writes.abandon(FORCED_BY)
 
 
+def served_app() -> ASGIApp:
+    """uvicorn's factory: a worker process's app, configured from the environment."""
+    return create_app(freeze_heap=True)
+
+
 def create_app(
     config: HttpConfig | None = None,
     tokens: Tokens | None = None,
     *,
     engine: LazyEngine | None = None,
     store: DocumentStore | None = None,
+    freeze_heap: bool = False,
 ) -> ASGIApp:
-    """The whole service; without arguments (uvicorn's factory call) from the environment.
+    """The whole service; without arguments from the environment.
 
     ``engine`` and ``store`` let tests share one engine and one backend client
-    between apps; the app then leaves closing them to the caller.
+    between apps; the app then leaves closing them to the caller. ``freeze_heap``:
+    once started, the objects start-up made are exempt from the garbage collector
+    (:mod:`werkbaum_stdio.collector`), for a process that serves this app alone.
     """
     config = config or HttpConfig.from_env()
     tokens = tokens or Tokens.from_env()
@@ -159,6 +168,8 @@ def create_app(
             async with contextlib.AsyncExitStack() as stack:
                 for _, server in servers:
                     await stack.enter_async_context(server.session_manager.run())
+                if freeze_heap:
+                    freeze_startup_objects()
                 yield
         finally:
             _let_writes_finish(services)

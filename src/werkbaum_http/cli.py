@@ -171,7 +171,7 @@ def serve(
     from werkbaum_http.connections import uvicorn_settings
 
     uvicorn.run(
-        "werkbaum_http.app:create_app",
+        "werkbaum_http.app:served_app",
         factory=True,
         host=host,
         port=port,

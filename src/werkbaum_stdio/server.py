@@ -18,6 +18,7 @@ from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_core.stores.protocol import Snapshot
 from werkbaum_stdio.audit import AuditLog
 from werkbaum_stdio.client_roots import ClientRoots
+from werkbaum_stdio.collector import freeze_startup_objects
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.mirror import MirrorFiles, after_write_hook, build_mirrors
 from werkbaum_stdio.pipes import stdio_pipes
@@ -161,6 +162,8 @@ def build_server(config: StdioConfig, engine: LazyEngine | None = None) -> PlanS
 
 
 async def serve_stdio(server: PlanServer) -> None:
-    """Serve ``server`` over this process's stdin and stdout (:mod:`werkbaum_stdio.pipes`)."""
+    """Serve ``server`` over this process's stdin and stdout (:mod:`werkbaum_stdio.pipes`),
+    the process's one job: what start-up made is exempt from the garbage collector."""
+    freeze_startup_objects()
     async with stdio_pipes() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
