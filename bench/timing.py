@@ -16,11 +16,19 @@ def ms_since(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def sample(fn: Callable[[int], object], count: int, budget_s: float) -> list[float]:
-    """Milliseconds of up to ``count`` calls ``fn(i)``, stopping once ``budget_s`` is spent."""
+def sample(
+    fn: Callable[[int], object],
+    count: int,
+    budget_s: float,
+    before: Callable[[int], object] | None = None,
+) -> list[float]:
+    """Milliseconds of up to ``count`` calls ``fn(i)``, stopping once ``budget_s`` is spent;
+    ``before(i)`` runs untimed ahead of each call."""
     samples: list[float] = []
     deadline = time.monotonic() + budget_s
     for i in range(count):
+        if before is not None:
+            before(i)
         start = time.perf_counter()
         fn(i)
         samples.append(ms_since(start))
