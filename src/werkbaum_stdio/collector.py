@@ -4,7 +4,7 @@ A full collection of CPython's cyclic collector walks every container object
 the process holds, and in a server that is mostly what start-up made: the
 SDK's and pydantic's models and schemas, the routes, the catalogue (about
 100,000 objects in ``werkbaum-mcp-http``). Under load the steady churn of
-answers set off such a collection every few seconds, and each one held the
+answers set off such a collection about once a second, and each one held the
 event loop for 60-100 ms: all of ``/healthz``'s p99 under the benchmark's text
 load (BENCHMARKS.md). :func:`freeze_startup_objects`, called once a server is
 ready to serve, moves everything alive at that moment out of the collector's
