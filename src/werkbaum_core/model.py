@@ -117,7 +117,8 @@ class Summary:
     size: str | None = None
     assumed_size: str | None = None
     assignees: tuple[str, ...] = ()
-    """The node's own ``@person`` tags."""
+    """The node's owners (notation §14): its own ``@person`` tags, else those of its
+    nearest ancestor that has some; the people the load per person counts it for."""
 
 
 @attrs.frozen
@@ -181,7 +182,8 @@ class View:
     """
 
     find: str | None = None
-    """Nodes whose label, id and tags contain every word, case-insensitive."""
+    """Nodes whose label, id and owners (own or inherited people) contain every word,
+    case-insensitive."""
     depth: int | None = None
     """Tree levels below the roots (or the ``id`` node); deeper nodes are cut."""
     hide_done: bool = False

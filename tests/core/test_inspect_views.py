@@ -74,7 +74,7 @@ def test_stations_are_the_path_stations_as_summaries(engine: Engine) -> None:
             assert summary.get(key) == node.get(key)
 
 
-def test_summaries_carry_own_people_and_line_refs(engine: Engine) -> None:
+def test_summaries_carry_their_owners_own_or_inherited_and_line_refs(engine: Engine) -> None:
     stations = analyze(engine, PEOPLE, include=["stations"])["stations"]["nodes"]
     assert stations == [
         {
@@ -85,7 +85,14 @@ def test_summaries_carry_own_people_and_line_refs(engine: Engine) -> None:
             "size": "M",
             "assignees": ["anna", "ben"],
         },
-        {"ref": "#shop.cart.ui", "line": 4, "label": "Cart page", "status": " ", "size": "S"},
+        {  # no people of its own, nor its parent's: the grandparent's (notation §14)
+            "ref": "#shop.cart.ui",
+            "line": 4,
+            "label": "Cart page",
+            "status": " ",
+            "size": "S",
+            "assignees": ["anna"],
+        },
         {
             "ref": "L5",
             "line": 5,
@@ -127,11 +134,13 @@ def test_find_by_two_words_answers_only_the_matches(engine: Engine) -> None:
     [
         ("#shop.cart", ["#shop.cart", "#shop.cart.ui"]),  # an id, '#' or not
         ("@ben", ["#shop.live"]),  # a person tag
-        ("CHECKOUT id", ["L5"]),  # every word, any case, anywhere in label, id and tags
+        ("anna cart", ["#shop.cart", "#shop.cart.ui"]),  # an owner they inherit
+        ("anna checkout", []),  # its own people replace the inherited ones
+        ("CHECKOUT id", ["L5"]),  # every word, any case, anywhere in label, id and owners
         ("shop old live", []),
     ],
 )
-def test_find_matches_label_id_and_tags(engine: Engine, find: str, refs: list[str]) -> None:
+def test_find_matches_label_id_and_owners(engine: Engine, find: str, refs: list[str]) -> None:
     matches = analyze(engine, PEOPLE, view=View(find=find))["matches"]
     assert [m["ref"] for m in matches["nodes"]] == refs
     assert matches["total"] == len(refs)

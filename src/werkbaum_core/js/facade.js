@@ -78,6 +78,22 @@ export function preorder(roots) {
   return out;
 }
 
+// Who owns each node (notation §14, the owners the load table counts it for): its
+// own @people, else those of its nearest ancestor that has some.
+function ownersByNode(roots) {
+  const owners = new Map();
+  const stack = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push([roots[i], EMPTY]);
+  while (stack.length) {
+    const [n, inherited] = stack.pop();
+    const own = n.tags && n.tags.length ? n.tags : inherited;
+    owners.set(n, own);
+    const kids = n.children || EMPTY;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], own]);
+  }
+  return owners;
+}
+
 // The default view hides discarded nodes; discarded roots leave the analysis.
 export function visibleRoots(roots) {
   return roots.filter((r) => !isDiscarded(r));
@@ -392,10 +408,12 @@ function nodeJson(n, ctx, hideDesc) {
 }
 
 // A node in a list (stations, matches): enough to pick it and act on it.
+// Its assignees are its owners, own or inherited.
 function summaryJson(n, ctx) {
   const o = { ref: ctx.ref(n), line: n.line, label: n.label };
   putStatusAndSize(o, n, ctx);
-  if (n.tags && n.tags.length) o.assignees = n.tags.slice();
+  const owners = ctx.owners().get(n) || EMPTY;
+  if (owners.length) o.assignees = owners.slice();
   return o;
 }
 
@@ -562,14 +580,16 @@ function findWords(find) {
   return find.toLowerCase().split(/\s+/).filter(Boolean).map((w) => w.replace(/^[#@]/, '')).filter(Boolean);
 }
 
-// Nodes (in document order) whose label, id and tags together contain every word.
+// Nodes (in document order) whose label, id and owners (own or inherited
+// @people) together contain every word.
 function matchesJson(nodes, find, ctx) {
   const words = findWords(find);
   const found = [];
   let total = 0;
   if (!words.length) return { total, nodes: found };
+  const owners = ctx.owners();
   for (const n of nodes) {
-    const hay = [n.label, n.id || '', ...(n.tags || EMPTY)].join('\n').toLowerCase();
+    const hay = [n.label, n.id || '', ...(owners.get(n) || EMPTY)].join('\n').toLowerCase();
     if (!words.every((w) => hay.includes(w))) continue;
     total++;
     if (found.length < MAX_MATCHES) found.push(summaryJson(n, ctx));
@@ -630,10 +650,12 @@ function analyze(payload) {
   const inScope = (n) => !scope || scope.has(n);
   const ref = (n) => refOf(n, ids());
   let ctx = null;
+  let owned = null;
   const context = () => ctx || (ctx = {
     effective: model.effectiveStatus(run.visible),
     slugs: wantTree ? model.taigaSlugs(run.roots) : new Map(),
     ref,
+    owners: () => owned || (owned = ownersByNode(run.roots)),
   });
 
   const result = {};

@@ -122,7 +122,7 @@ INSPECT_INPUT: Schema = {
             "minLength": 1,
             "maxLength": MAX_FIND_CHARS,
             "description": (
-                "Words a node's label, id or tags must all contain (any case): "
+                "Words a node's label, id or owners must all contain (any case): "
                 "matches (at most 50) and their total."
             ),
         },
