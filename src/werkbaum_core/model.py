@@ -7,9 +7,14 @@ default-valued fields, so ``unstructure(structure(json)) == json``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
+
+LINE_REF = re.compile(r"L[1-9][0-9]*")
+"""How results name a node without an id of its own (spec §5.1 refs): ``L<line>``, the
+line its text starts on. It holds for the text it came from only."""
 
 Number = int | float
 """Loads can be fractions (a station shared by two owners); totals are integers."""

@@ -104,6 +104,40 @@ def test_the_retry_after_a_conflict_knows_its_base(engine: Engine) -> None:
     assert set(again["current"]) == {"base", "diff"}
 
 
+NO_IDS = "[ ] Move house\n  - [ ] Find a flat\n  - [ ] Pack\n    - [ ] Books (S)\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"id": "L4", "status": "x"}, "L4"),
+        ({"parent": "L3", "line": "- [ ] Kitchen (S)", "after": "L4"}, "L3, L4"),
+    ],
+)
+def test_a_conflict_of_a_call_by_line_refs_says_to_take_them_anew(
+    engine: Engine, args: dict[str, str], named: str
+) -> None:
+    """The retry the message asks for must not reuse a ref: a line added above (here by a
+    person) moves the node, and L4 of the current text is another one (round 25 H1)."""
+    recent = RecentTexts()
+    recent.remember("p", snapshot(NO_IDS))
+    changed = NO_IDS.replace("  - [ ] Pack\n", "  - [ ] Budget (S)\n  - [ ] Pack\n")
+    verb = "setStatus" if "status" in args else "addNode"
+    store = MemoryStore({"p": changed})
+    with pytest.raises(Conflict) as info:
+        write(engine, store, WriteRequest("p", Base(checksum(NO_IDS)), verb, args), recent=recent)
+    message = info.value.message
+    assert f"Apply your change again with current.base, but not with {named}: " in message
+    assert "take the node's ref from the current text" in message
+
+
+def test_a_conflict_of_a_call_by_ids_has_no_word_on_line_refs(engine: Engine) -> None:
+    recent = RecentTexts()
+    recent.remember("p", snapshot(SHORT))
+    error = conflict_of(engine, SHORT, SHORT.replace("(M)", "(L)"), recent)
+    assert error["message"].endswith("Apply your change again with current.base.")
+
+
 class _Racing(MemoryStore):
     """A store whose file changes between the read of the base and the write."""
 

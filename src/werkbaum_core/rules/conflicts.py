@@ -20,6 +20,8 @@ carries the whole current text, as before.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from werkbaum_core.errors import Conflict
 from werkbaum_core.lru import BoundedCache
 from werkbaum_core.rules.diff import bounded
@@ -53,11 +55,17 @@ class RecentTexts:
         return self._texts.get((key, checksum))
 
 
-def explained(error: Conflict, base_text: str | None, name: str) -> Conflict:
+def explained(
+    error: Conflict, base_text: str | None, name: str, line_refs: Sequence[str] = ()
+) -> Conflict:
     """The conflict as the agent gets it: new base, diff from ``base_text``, text if short.
 
     ``error`` is a store's conflict (``current: {text, base}``); ``base_text``
-    is the agent's base text, or None where it is not known.
+    is the agent's base text, or None where it is not known. ``line_refs``: the
+    ``L<line>`` refs the call named nodes by. They are lines of the agent's base,
+    and the same call again with ``current.base`` would take whatever node now
+    starts on those lines (a line added above shifts every ref below it), so the
+    message says to take them anew.
     """
     current = error.details.get("current")
     if not isinstance(current, dict) or not isinstance(current.get("text"), str):
@@ -85,8 +93,14 @@ def explained(error: Conflict, base_text: str | None, name: str) -> Conflict:
         how = "current.diff shows what changed from your base"
         if not whole:
             how += "; read the plan again if you need more of it"
-    message = f"{source} changed since your base: {how}. Apply your change again with current.base."
-    return Conflict(message, **{**error.details, "current": shown})
+    message = f"{source} changed since your base: {how}. Apply your change again with current.base"
+    if line_refs:
+        refs = ", ".join(dict.fromkeys(line_refs))
+        message += (
+            f", but not with {refs}: a line ref names a line of your base, and lines may have "
+            "moved; take the node's ref from the current text (an inspect) again"
+        )
+    return Conflict(message + ".", **{**error.details, "current": shown})
 
 
 def exists(error: Conflict) -> Conflict:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import attrs
 
 from werkbaum_core.errors import Blocked, Conflict, InvalidArgument, from_json
+from werkbaum_core.model import LINE_REF
 from werkbaum_core.rules import guard
 from werkbaum_core.rules.conflicts import RecentTexts, exists, explained
 from werkbaum_core.rules.diff import unified
@@ -259,7 +260,13 @@ def _conflict(
         checksum = current["base"]["checksum"]
         snapshot = Snapshot(current["text"], Base(checksum, current["base"].get("version")))
         recent.remember(request.source, snapshot)
-    return explained(error, base_text, _name(request.source))
+    return explained(error, base_text, _name(request.source), _line_refs(request))
+
+
+def _line_refs(request: WriteRequest) -> list[str]:
+    """The ``L<line>`` refs among the node arguments of a verb: lines of the agent's base."""
+    named = (request.args.get(key) for key in ("id", "parent", "after"))
+    return [value for value in named if isinstance(value, str) and LINE_REF.fullmatch(value)]
 
 
 def _argument_chars(value: Any) -> int:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from werkbaum_core.errors import InvalidArgument, NotFound
+from werkbaum_core.model import LINE_REF
 from werkbaum_core.rules.catalogue import CATALOGUE
 from werkbaum_core.rules.guard import STRUCTURAL as GUARDED
 
@@ -27,8 +28,6 @@ MAX_ARGUMENT_CHARS = 2000
 
 _ID = re.compile(r"[\w.\-]+")
 """Node id characters: letters, digits, ``.``, ``_``, ``-`` (Unicode-aware)."""
-_LINE_REF = re.compile(r"L[1-9][0-9]*")
-"""How results name a node without an id of its own (spec §5.1 refs): ``L<line>``."""
 
 STRUCTURAL = tuple(sorted(GUARDED))
 WRITE_TOOLS = tuple(tool.name for tool in CATALOGUE if not tool.read_only)
@@ -178,7 +177,7 @@ def _render_decompose(arguments: dict[str, str]) -> str:
     args = _checked("werkbaum/decompose", _DECOMPOSE_ARGS, arguments)
     source = _quote(args["source"])
     node = _node_id("werkbaum/decompose", args["id"])
-    if _LINE_REF.fullmatch(args["id"]):  # a node results name by its line: it has no id
+    if LINE_REF.fullmatch(args["id"]):  # a node results name by its line: it has no id
         name = node
         child_ids = "with ids of their own only where the plan's nodes have ids"
         example = '["- [ ] Define the API (S)", "- [ ] Build the form (S)"]'
