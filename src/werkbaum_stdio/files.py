@@ -24,14 +24,15 @@ What the store guarantees, and how:
   reach a file outside. A file that changes kind between the walk and the
   open (it became a symlink) is retried twice, then ``source_unavailable``
   with ``reason: "changing"``.
-* **Not a file linked in, not a file the person locked.** A file with more
+* **Not a file linked in, not a file or folder the person locked.** A file with more
   than one hard link is refused for reads and writes (``forbidden_source``,
   ``reason: "hard_link"``): the other name may be outside the roots, and a
   rename would split the two silently. A write to a file without its
   owner's write bit, or that the server's user may not write, is refused
   (``forbidden_source``, ``reason: "read_only"``) — also for root, which the
   kernel would let through: the mode is the person's intent, and a rename
-  would replace the file regardless of it.
+  would replace the file regardless of it. The same holds for the plan's
+  directory, where writes and creates put their new file.
 * **Lock on the directory, not on a file.** A write replaces the plan by a
   rename — a new inode — so a lock held on the plan itself would guard an
   inode that is gone after the first write. A sidecar ``.<name>.lock`` is
@@ -44,12 +45,18 @@ What the store guarantees, and how:
 * **Atomic write.** A hidden temp file in the same directory
   (``.werkbaum-<16 hex>.werkbaum-tmp``: never a plan name, and of one length
   whatever the plan's name, so every name up to ``NAME_MAX`` can be
-  written), the bytes, the old
-  file's mode (and owner, when running as root), ``fsync``; just before the
-  rename the plan's inode, size and mtime are compared with what was read (a
-  change by a process outside the lock is retried, so it ends as
-  ``conflict`` if the text changed); ``renameat``; ``fsync`` of the
-  directory. A reader sees the old or the new file, never a mix. A temp file
+  written), the bytes, the old file's mode (and owner, when running as
+  root), ``fsync``. A person's editor takes no lock, so right before the swap
+  the plan must still be the file that was read — device, inode, size,
+  mtime, change time (which no save can put back) and the bytes themselves;
+  then ``renameat2(RENAME_EXCHANGE)`` swaps the new file in and the old one
+  out under the temp name, where it is checked once more (same inode, same
+  bytes) and only then removed; a change found either time is swapped back
+  and retried, so it ends as ``conflict`` if the text changed. What remains
+  is a program that opened the plan before and writes into it after that
+  last check. Without the exchange (another OS or file system) a plain
+  ``renameat`` follows the first check. Then ``fsync`` of the directory. A
+  reader sees the old or the new file, never a mix. A temp file
   left by a killed writer is removed by the next writer in that directory
   (it holds the lock, so no live writer owns one). A stop signal
   (SIGTERM, SIGINT, SIGHUP: :mod:`werkbaum_core.engine.lifetime`) removes the
@@ -126,6 +133,7 @@ MAX_BYTES_PER_CHAR = 4
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
 TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
 TEMP_PREFIX = ".werkbaum-"
 TEMP_NAME = re.compile(rf"{re.escape(TEMP_PREFIX)}[0-9a-f]{{16}}{re.escape(TEMP_SUFFIX)}")
 """The store's temp file names (39 bytes): the plan's name is not part of them, so a plan
@@ -134,17 +142,24 @@ ours (removed as an orphan under the directory lock)."""
 
 T = TypeVar("T")
 
+Stamp = tuple[int, int, int, int, int]
+"""``(device, inode, size, mtime_ns, ctime_ns)`` of a file: any write, truncate, chmod or
+``utime`` moves the change time, and nothing can set it back (a save that keeps the size and
+puts the old mtime back, as ``cp -p`` and ``rsync -t`` do, changes it still)."""
+
 
 @attrs.frozen
 class _Current:
     """A plan file as read: its text and what a write must keep or check."""
 
     file: FileText
+    raw: bytes
+    """The file's bytes as read: compared again right before and right after the swap."""
     mode: int
     uid: int
     gid: int
-    stamp: tuple[int, int, int]
-    """``(inode, size, mtime_ns)``: compared again just before the rename."""
+    stamp: Stamp
+    """What ``stat`` said when it was read; compared again before the swap."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -215,6 +230,7 @@ class FileStore:
             existing = _lstat(place, source)
             if existing is not None:
                 raise self._exists_conflict(place, source, existing)
+            _check_directory_writable(place, source)
             _remove_orphans(place)
             with _temp_file(place, data, source, None, None) as temp:
                 _publish_new(place, temp, source)
@@ -229,6 +245,7 @@ class FileStore:
             existing = _lstat(place, source)
             if existing is not None:
                 raise self._exists_conflict(place, source, existing)
+            _check_directory_writable(place, source)
 
     def list_plans(
         self,
@@ -343,16 +360,18 @@ class FileStore:
         _check_size(file.text, source, self.max_chars)
         return _Current(
             file=file,
+            raw=data,
             mode=stat.S_IMODE(info.st_mode),
             uid=info.st_uid,
             gid=info.st_gid,
-            stamp=(info.st_ino, info.st_size, info.st_mtime_ns),
+            stamp=_stamp_of(info),
         )
 
     def _write_once(self, source: str, base: Base, new_text: str) -> Snapshot:
         with self._place(source) as place, _locked(place, source, self.lock_timeout):
             current = self._load(place, source)
             _check_writable(current, source, place.path)
+            _check_directory_writable(place, source)
             if current.snapshot.base.checksum != base.checksum:
                 raise conflict(source, current.snapshot)
             data = encode_update(new_text, current.file)
@@ -430,21 +449,37 @@ def _check_writable(current: _Current, source: str, path: Path) -> None:
     The mode bits are the intent (ACLs are not consulted): the owner's write
     bit must be set, and the bit that applies to the server's user too.
     """
-    euid = os.geteuid()
-    mode = current.mode
-    if euid == 0 or current.uid == euid:
-        allowed = bool(mode & stat.S_IWUSR)
-    elif current.gid == os.getegid() or current.gid in os.getgroups():
-        allowed = bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWGRP)
-    else:
-        allowed = bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWOTH)
-    if not allowed:
+    if not _writable(current.mode, current.uid, current.gid):
         raise ForbiddenSource(
-            f"{source} ({path}) is read-only (mode {mode:04o}); the server does not write files "
-            "made read-only — make it writable (chmod u+w) if agents may change it",
+            f"{source} ({path}) is read-only (mode {current.mode:04o}); the server does not "
+            "write files made read-only — make it writable (chmod u+w) if agents may change it",
             source=source,
             reason="read_only",
         )
+
+
+def _check_directory_writable(place: Place, source: str) -> None:
+    """The same for the plan's directory, where a write or create puts its new file: a
+    directory made read-only keeps its plans as they are, also from a server run as root."""
+    info = os.fstat(place.fd)
+    if not _writable(stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid):
+        directory = place.path.parent
+        raise ForbiddenSource(
+            f"{source}: its directory {directory} is read-only (mode "
+            f"{stat.S_IMODE(info.st_mode):04o}); the server does not write into a directory "
+            "made read-only — make it writable (chmod u+w) if agents may change its plans",
+            source=source,
+            reason="read_only",
+        )
+
+
+def _writable(mode: int, uid: int, gid: int) -> bool:
+    euid = os.geteuid()
+    if euid == 0 or uid == euid:
+        return bool(mode & stat.S_IWUSR)
+    if gid == os.getegid() or gid in os.getgroups():
+        return bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWGRP)
+    return bool(mode & stat.S_IWUSR) and bool(mode & stat.S_IWOTH)
 
 
 def _read_all(fd: int, limit: int, source: str, path: Path) -> bytes:
@@ -602,6 +637,8 @@ def _temp_file(
         except OSError as exc:
             raise unavailable(source, exc, place.path) from None
         yield name
+    except _Kept:
+        raise
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name, dir_fd=place.fd)
@@ -611,11 +648,104 @@ def _temp_file(
 
 
 def _replace_atomically(place: Place, data: bytes, current: _Current, source: str) -> None:
-    """Write a temp file with the old mode (and owner), then rename it over the plan."""
+    """Put a temp file with ``data`` (and the old mode and owner) in place of the plan as read.
+
+    A person's editor takes no lock, so the plan may change at any moment
+    before the new file is in place; such a change must end as ``conflict``
+    (the write retries, reads again and compares), never be replaced. Right
+    before the swap the plan must still be the file that was read: same
+    stamp, same bytes. The swap is ``renameat2(RENAME_EXCHANGE)``: the plan's
+    name gets the new file and the temp name the old one, which is then
+    checked again — still the file that was read, with the same bytes — and
+    only then removed; if it changed, the two are swapped back. What remains
+    is a program that opened the plan before and writes into it after that
+    last check (the old file is gone by then). Where the file system has no
+    exchange, a plain rename follows the first check.
+    """
     with _temp_file(place, data, source, current.mode, (current.uid, current.gid)) as temp:
-        if _stamp(place) != current.stamp:
-            raise Changed  # replaced by a process outside the lock: read and compare again
-        _rename(place, temp, source)
+        held = _open_as_read(place, current)
+        try:
+            if not _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+                _rename(place, temp, source)
+                return
+            if not _swapped_out_as_read(place, temp, held, current):
+                _swap_back(place, temp, source)
+                raise Changed  # changed by a process outside the lock: read and compare again
+            with contextlib.suppress(OSError):  # else the next writer's orphan sweep does it
+                os.unlink(temp, dir_fd=place.fd)  # the old plan
+        except OSError as exc:
+            raise unavailable(source, exc, place.path) from None
+        finally:
+            os.close(held)
+
+
+def _open_as_read(place: Place, current: _Current) -> int:
+    """The plan, opened again, if it is still the file read for ``current``; else ``Changed``."""
+    try:
+        fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
+    except OSError:
+        raise Changed from None  # gone, or a symlink now: read again
+    try:
+        if _stamp_of(os.fstat(fd)) != current.stamp or _bytes_at(fd, current.raw) != current.raw:
+            raise Changed
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) -> bool:
+    """Whether the file the swap moved to ``temp`` is ``held``, unchanged since it was read.
+
+    Its change time moved with the rename itself, so size, mtime and the bytes tell.
+    """
+    try:
+        entry = os.stat(temp, dir_fd=place.fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    info = os.fstat(held)
+    read = current.stamp
+    return (
+        (entry.st_dev, entry.st_ino) == (info.st_dev, info.st_ino)
+        and (info.st_size, info.st_mtime_ns) == (read[2], read[3])
+        and _bytes_at(held, current.raw) == current.raw
+    )
+
+
+def _swap_back(place: Place, temp: str, source: str) -> None:
+    """Give the plan's name back the file the swap took from it (a person's save).
+
+    From here on ``temp`` names that file: a stop signal must not remove it, and if
+    the swap back fails the error keeps it and says where it is.
+    """
+    _LIVE.forget(place, temp)
+    try:
+        if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+            return
+        os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+    except OSError as exc:
+        raise _Kept(
+            f"{source} changed while it was written, and putting the changed file back "
+            f"failed ({exc.strerror or exc}); it is {place.path.parent / temp}",
+            source=source,
+        ) from None
+
+
+class _Kept(SourceUnavailable):
+    """A failure that leaves a person's file under the temp name: it is not removed."""
+
+
+def _bytes_at(fd: int, expected: bytes) -> bytes:
+    """The file's bytes from its start, at most one more than ``expected`` has."""
+    chunks: list[bytes] = []
+    offset, limit = 0, len(expected) + 1
+    while offset < limit:
+        chunk = os.pread(fd, min(limit - offset, 1 << 20), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _rename(place: Place, temp: str, source: str) -> None:
@@ -705,12 +835,8 @@ def replace_file(
         _fsync_dir(place.fd)
 
 
-def _stamp(place: Place) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
+def _stamp_of(info: os.stat_result) -> Stamp:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
 
 
 def _publish_new(place: Place, temp: str, source: str) -> None:
@@ -742,10 +868,16 @@ def _renameat2() -> Callable[..., int] | None:
 
 def _rename_noreplace(dir_fd: int, old: str, new: str) -> bool:
     """``renameat2(RENAME_NOREPLACE)``; False if unsupported here (the caller falls back)."""
+    return _renameat2_flags(dir_fd, old, new, RENAME_NOREPLACE)
+
+
+def _renameat2_flags(dir_fd: int, old: str, new: str, flags: int) -> bool:
+    """``renameat2`` with ``flags`` in one directory; False if this system or file system
+    does not offer it (the caller falls back), ``OSError`` for any other failure."""
     function = _renameat2()
     if function is None:
         return False
-    if function(dir_fd, os.fsencode(old), dir_fd, os.fsencode(new), RENAME_NOREPLACE) == 0:
+    if function(dir_fd, os.fsencode(old), dir_fd, os.fsencode(new), flags) == 0:
         return True
     code = ctypes.get_errno()
     if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):

@@ -1,0 +1,130 @@
+"""A person's save while a server writes the same plan file (round 25, attack-writers F1,
+F2, F7): it ends as ``conflict`` and the person's text stays, whatever kind of save it is
+and wherever it lands before the new file is in place.
+
+An editor takes no lock, so the store cannot keep it out; it checks instead, right before
+and right after it swaps the new file in. The windows are opened deterministically: the
+save is made from inside the store's own steps (the ``fsync`` of its temp file; the moment
+after its last check before the swap). The save itself is a real write to the real file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
+    PLAN,
+    plan_file,
+    root_fixture,
+    store_fixture,
+)
+from werkbaum_core import Conflict, ForbiddenSource
+from werkbaum_stdio import files
+from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
+
+AGENT = PLAN + "  - [ ] #agent: Added by the agent (XS)\n"
+SAVED = PLAN.replace("[ ] #b", "[x] #b")  # a status box: the file keeps its length
+
+
+def in_place_keeping_the_times(path: Path) -> None:
+    """A same-size save in place that puts the old times back (``cp -p``, ``rsync -t``,
+    ``touch -r``): inode, size and mtime stay as they were."""
+    before = path.stat()
+    with path.open("r+b") as handle:
+        handle.write(SAVED.encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def by_rename(path: Path) -> None:
+    """An editor's atomic save: a new file renamed over the plan."""
+    fresh = path.with_name(".plan.werkbaum.swp")
+    fresh.write_text(SAVED, encoding="utf-8")
+    os.replace(fresh, path)
+
+
+def in_place(path: Path) -> None:
+    path.write_text(SAVED, encoding="utf-8")
+
+
+SAVES: dict[str, Callable[[Path], None]] = {
+    "in place, times put back": in_place_keeping_the_times,
+    "by rename": by_rename,
+    "in place": in_place,
+}
+
+
+def saving_once(save: Callable[[], None], step: Callable[..., Any]) -> Callable[..., Any]:
+    """``step`` that makes the person's save once, right after its first call."""
+    done: list[bool] = []
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        result = step(*args, **kwargs)
+        if not done:
+            done.append(True)
+            save()
+        return result
+
+    return wrapped
+
+
+def temp_files(root: Path) -> list[str]:
+    return [p.name for p in root.iterdir() if p.name.endswith(TEMP_SUFFIX)]
+
+
+@pytest.mark.parametrize("how", SAVES)
+@pytest.mark.parametrize("window", ["while the new file is written", "after the last check"])
+def test_a_save_during_a_write_ends_as_conflict_and_stays(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch, how: str, window: str
+) -> None:
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    save = SAVES[how]
+    if window == "while the new file is written":  # before the store's last look at the plan
+        monkeypatch.setattr(os, "fsync", saving_once(lambda: save(path), os.fsync))
+    else:  # between that look and the swap
+        monkeypatch.setattr(
+            files, "_open_as_read", saving_once(lambda: save(path), files._open_as_read)
+        )
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == SAVED  # the person's save, not the agent's
+    assert info.value.details["current"]["text"] == SAVED
+    assert temp_files(root) == []
+
+
+def test_without_a_save_the_write_lands_and_leaves_no_temp_file(
+    store: FileStore, root: Path
+) -> None:
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    written = store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == AGENT == written.text
+    assert temp_files(root) == []
+
+
+def test_a_directory_made_read_only_is_not_written_into_even_by_root(
+    store: FileStore, root: Path
+) -> None:
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    root.chmod(0o555)
+    try:
+        for attempt in (
+            lambda: store.write("plan.werkbaum", base, [], AGENT),
+            lambda: store.create("new.werkbaum", PLAN),
+            lambda: store.check_new("new.werkbaum"),
+        ):
+            with pytest.raises(ForbiddenSource) as info:
+                attempt()
+            assert info.value.details["reason"] == "read_only"
+            assert f"its directory {root} is read-only (mode 0555)" in info.value.message
+    finally:
+        root.chmod(0o755)
+    assert path.read_text(encoding="utf-8") == PLAN
+    assert not (root / "new.werkbaum").exists()
+    store.write("plan.werkbaum", base, [], AGENT)  # the person allowed it again
