@@ -37,7 +37,7 @@ def types(warnings: list[dict[str, Any]]) -> list[str]:
 
 STRUCTURAL_CHANGES = {
     "mixedGate": ("addNode", {"parent": "b", "line": "| [ ] #b2: B2 (XS)"}),
-    "unknownStatus": ("setStatus", {"id": "a", "status": "z"}),
+    "unknownStatus": ("write", {"text": PLAN.replace("[ ] #a", "[z] #a")}),
     "descStray": ("write", {"text": PLAN + "---\nstray words\n"}),
     "duplicateId": ("addNode", {"parent": "plan", "line": "- [ ] #a: Again (S)"}),
 }
@@ -130,6 +130,28 @@ def test_prod_is_blocked_unless_allowed(engine: Engine, via: str) -> None:
     assert store.writes == 0
     store, _ = run(engine, verb, args, allow_prod=True)
     assert store.writes == 1 and "[^]" in store.text("p")
+
+
+@pytest.mark.parametrize(("status", "box"), [("done", "[x]"), ("In-Progress", "[~]"), ("X", "[x]")])
+def test_the_python_api_takes_the_tools_status_aliases(
+    engine: Engine, status: str, box: str
+) -> None:
+    """As the tools do (round 25 newcomer M5: ``done`` was written into the label's place)."""
+    store, _ = run(engine, "setStatus", {"id": "a", "status": status})
+    assert f"  - {box} #a: A (S)" in store.text("p")
+
+
+def test_the_prod_alias_is_blocked_like_its_box(engine: Engine) -> None:
+    store = MemoryStore({"p": PLAN})
+    request = WriteRequest("p", Base(checksum(PLAN)), "setStatus", {"id": "a", "status": "prod"})
+    with pytest.raises(Blocked) as info:
+        write(engine, store, request)
+    assert info.value.to_json()["error"]["flag"] == "allowProd" and store.writes == 0
+
+
+def test_an_unknown_status_is_named_with_the_choices(engine: Engine) -> None:
+    with pytest.raises(InvalidArgument, match=r"unknown status 'finished'; use one of .*done"):
+        run(engine, "setStatus", {"id": "a", "status": "finished"})
 
 
 def test_a_node_that_already_had_prod_may_keep_it_also_when_moved(engine: Engine) -> None:

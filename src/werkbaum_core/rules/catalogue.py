@@ -22,7 +22,7 @@ from werkbaum_core.in_flight import MIRROR, Commitment, Stopping, WritesInFlight
 from werkbaum_core.model import View
 from werkbaum_core.rules import schemas as s
 from werkbaum_core.rules.conflicts import RecentTexts
-from werkbaum_core.rules.pipeline import NEW_PLAN, WriteRequest, create, write
+from werkbaum_core.rules.pipeline import NEW_PLAN, WriteRequest, create, status_code, write
 from werkbaum_core.rules.plan_hints import with_plan_hints
 from werkbaum_core.rules.result import JSONObject, ToolResult
 from werkbaum_core.stores.protocol import Base, Creates, Store
@@ -263,20 +263,6 @@ def _list(services: Services, args: JSONObject, caller: Caller) -> JSONObject:
 # ------------------------------------------------------------------ write tools
 
 
-def _status_code(value: Any) -> str | None:
-    if value is None or value in s.STATUS_CODES:
-        return value  # type: ignore[no-any-return]
-    if value == "X":
-        return "x"
-    code = s.STATUS_ALIASES.get(str(value).strip().lower())
-    if code is None:
-        raise InvalidArgument(
-            f"unknown status {value!r}; use one of {' '.join(s.STATUS_CODES)} "
-            f"(or {', '.join(s.STATUS_ALIASES)}), a space for planned, or null",
-        )
-    return code
-
-
 def _verb_args(verb: str, args: JSONObject) -> JSONObject:
     keys = {
         "setStatus": ("id", "status"),
@@ -291,7 +277,7 @@ def _verb_args(verb: str, args: JSONObject) -> JSONObject:
     if verb == "addNode" and ("line" in out) == ("lines" in out):
         raise InvalidArgument("give exactly one of line or lines")
     if verb == "setStatus":
-        out["status"] = _status_code(args.get("status"))
+        out["status"] = status_code(args.get("status"))
     return out
 
 

@@ -23,7 +23,7 @@ from werkbaum_core.model import LINE_REF
 from werkbaum_core.rules import guard
 from werkbaum_core.rules.conflicts import RecentTexts, exists, explained
 from werkbaum_core.rules.diff import unified
-from werkbaum_core.rules.schemas import MAX_OPS
+from werkbaum_core.rules.schemas import MAX_OPS, STATUS_ALIASES, STATUS_CODES
 from werkbaum_core.stores.protocol import Base, Creates, Op, Snapshot, Store, conflict
 from werkbaum_core.text import MAX_TEXT_CHARS, check_size, checksum
 
@@ -128,18 +128,19 @@ def plan(
         raise _conflict(exc, known, request, recent) from None
     for text in (base_text, current.text):  # stores bound their texts; the engine relies on it
         check_size(len(text), "the plan")
-    sets_prod = request.verb == "setStatus" and request.args.get("status") == "^"
+    args = _with_status_code(request)
+    sets_prod = request.verb == "setStatus" and args.get("status") == "^"
     if sets_prod and not request.allow_prod:
         raise Blocked(
             "an agent does not set [^] (in production) on its own; pass allowProd: true "
             "only if a human asked for it",
-            nodes=[str(request.args.get("id"))],  # as the agent named it: an id or L<line>
+            nodes=[str(args.get("id"))],  # as the agent named it: an id or L<line>
             flag="allowProd",
         )
     payload: dict[str, Any] = {
         "text": base_text,
         "verb": request.verb,
-        "args": request.args,
+        "args": args,
         "limit": MAX_TEXT_CHARS,
     }
     if current.text != base_text:
@@ -261,6 +262,30 @@ def _conflict(
         snapshot = Snapshot(current["text"], Base(checksum, current["base"].get("version")))
         recent.remember(request.source, snapshot)
     return explained(error, base_text, _name(request.source), _line_refs(request))
+
+
+def status_code(value: Any) -> str | None:
+    """A status as the notation writes it: a box code, an English alias (``done``,
+    ``in-progress`` …, any case) or ``X``, else ``invalid_argument``; ``None`` stays (no box)."""
+    if value is None or value in STATUS_CODES:
+        return value  # type: ignore[no-any-return]
+    if value == "X":
+        return "x"
+    code = STATUS_ALIASES.get(str(value).strip().lower())
+    if code is None:
+        raise InvalidArgument(
+            f"unknown status {value!r}; use one of {' '.join(STATUS_CODES)} "
+            f"(or {', '.join(STATUS_ALIASES)}), a space for planned, or null",
+        )
+    return code
+
+
+def _with_status_code(request: WriteRequest) -> dict[str, Any]:
+    """The verb's arguments, a ``setStatus`` status as its box code: the Python API takes
+    the tools' aliases too, and the ``[^]`` guard must see ``prod`` as what it is."""
+    if request.verb != "setStatus" or "status" not in request.args:
+        return request.args
+    return {**request.args, "status": status_code(request.args["status"])}
 
 
 def _line_refs(request: WriteRequest) -> list[str]:
