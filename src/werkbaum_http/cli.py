@@ -26,6 +26,7 @@ from werkbaum_http.config import (
     Tokens,
 )
 from werkbaum_http.engine import DUKPY_WARNING
+from werkbaum_http.hosts import loopback
 from werkbaum_stdio.command_line import (
     CONTEXT,
     engine_options,
@@ -160,6 +161,12 @@ def serve(
     probe_backends(config.servers, PROG, EXIT_START, allow_any_host=False)
     if kind == "dukpy":
         _say(f"warning: {DUKPY_WARNING}")
+    if not allowed_hosts and not loopback(host):
+        _say(
+            f"warning: listening on {host}, but answering only requests whose Host is "
+            f"{' or '.join(DEFAULT_ALLOWED_HOSTS)} (421 for any other): add --allowed-host "
+            "NAME:* for the name (or address) clients use to reach this server"
+        )
     _say(
         f"serving http://{host}:{port}/mcp — engine {kind}, workers {workers}, backends "
         f"{', '.join(config.servers)}{', read-only' if read_only else ''}"

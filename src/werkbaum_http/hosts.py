@@ -31,6 +31,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from werkbaum_http.responses import TEXT, respond
 
+REFUSED_HOST = (
+    b"Invalid Host header: this server answers only the host names its operator allowed "
+    b"(werkbaum-mcp-http --allowed-host NAME:*)\n"
+)
+"""The ``421`` body: what a person at a client needs to tell the operator (the allowed
+names themselves are not listed)."""
+
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 _NAME = re.compile(rf"(?:{_LABEL}\.)*{_LABEL}")
 _PORT = re.compile(r"[0-9]{1,5}")
@@ -103,6 +110,16 @@ class AllowedHosts:
         return self.allows(rest)
 
 
+def loopback(host: str) -> bool:
+    """Whether ``--host`` listens on this machine only (then only local clients can call)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class HostCheck:
     """ASGI middleware: ``421`` for a ``Host``, ``403`` for an ``Origin`` that is not allowed."""
 
@@ -117,7 +134,7 @@ class HostCheck:
         hosts = [v for k, v in scope["headers"] if k == b"host"]
         origins = [v for k, v in scope["headers"] if k == b"origin"]
         if len(hosts) != 1 or not self.allowed.allows(hosts[0].decode("latin-1")):
-            await respond(send, 421, b"Invalid Host header", content_type=TEXT)
+            await respond(send, 421, REFUSED_HOST, content_type=TEXT)
             return
         if len(origins) > 1 or (
             origins and not self.allowed.allows_origin(origins[0].decode("latin-1"))

@@ -348,3 +348,27 @@ async def test_mcp_clients_follow_handed_back_connections(backend: Backend, tmp_
             async with connect(served.base_url, FULL_TOKEN, mode) as client:
                 for _ in range(3 * REQUESTS_PER_CONNECTION):
                     assert len((await client.list_tools()).tools) == 9
+
+
+@pytest.mark.parametrize(
+    ("args", "warned"),
+    [
+        (["--host", "0.0.0.0"], True),
+        (["--host", "0.0.0.0", "--allowed-host", "plans.example.org:*"], False),
+        ([], False),  # 127.0.0.1: only local clients, and they use the allowed names
+    ],
+)
+def test_listening_beyond_this_machine_with_the_default_hosts_is_warned_about(
+    backend: Backend, tmp_path: Path, args: list[str], warned: bool
+) -> None:
+    """Round 25 newcomer M2: with --host 0.0.0.0 alone every request from the network got
+    421 and nothing said why."""
+    log = tmp_path / "server.log"
+    with server_process(["--server", backend.base_url, *args], log) as server:
+        refused = httpx.get(
+            f"{server.base_url}/mcp", headers={"Host": f"192.0.2.7:{server.port}"}, timeout=10
+        )
+    assert refused.status_code == 421
+    assert "--allowed-host NAME:*" in refused.text
+    said = log.read_text(encoding="utf-8")
+    assert ("421 for any other): add --allowed-host NAME:*" in said) is warned
