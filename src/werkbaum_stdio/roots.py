@@ -76,6 +76,12 @@ class Roots:
         paths = tuple(dict.fromkeys(_root_path(workdir, root, origin) for root in given))
         return cls(paths=paths, base=base, origin=origin)
 
+    @property
+    def whole_file_system(self) -> bool:
+        """Whether the working directory was taken as the root and it is ``/`` (a host
+        that starts servers there, as Claude Desktop does, without a workspace)."""
+        return self.origin == ORIGIN_CWD and self.paths == (Path("/"),)
+
     def describe(self) -> str:
         """The roots and where they came from, for error messages, logs and the server
         instructions: each in its display form (a root may be named in bytes that are

@@ -104,13 +104,20 @@ def serve(
 
     from werkbaum_core.engine import LazyEngine
     from werkbaum_core.engine.lifetime import close_on_exit
-    from werkbaum_stdio.roots import Roots
+    from werkbaum_stdio.roots import PROJECT_DIR_VAR, Roots
     from werkbaum_stdio.server import StdioConfig, build_server, serve_stdio
 
     try:
         root_dirs = Roots.from_args(roots)
     except WerkbaumError as exc:
         fail(exc.message, EXIT_UNREADABLE, PROG)
+    if root_dirs.whole_file_system:
+        click.echo(
+            f"{PROG}: warning: no --root and no {PROJECT_DIR_VAR}: unless the client offers "
+            "MCP roots, the working directory / is the root, and every plan file on this "
+            "machine can be read and written; give --root DIR",
+            err=True,
+        )
     config = StdioConfig(
         roots=root_dirs,
         servers=tuple(servers),

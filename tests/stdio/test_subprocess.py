@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from tests.conftest import REPO
 from tests.stdio.conftest import (
     MODES,
+    SERVER,
     audit_lines,
     claude_code,
     claude_code_style,
@@ -138,3 +139,26 @@ async def test_repository_mcp_json_starts_the_server_on_the_examples() -> None:
             await client.call_tool("werkbaum_inspect", {"source": "launch.werkbaum"})
         )
         assert result["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    ("cwd", "args", "warned"),
+    [("/", [], True), ("/", ["--root", "{tmp}"], False), ("{tmp}", [], False)],
+)
+def test_a_start_in_the_file_system_root_without_roots_is_warned_about(
+    tmp_path: Path, cwd: str, args: list[str], warned: bool
+) -> None:
+    """Round 25 newcomer M3: a host that starts servers in / without a workspace made the
+    whole disk's plan files readable and writable, and nothing said so."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}  # no CLAUDE_PROJECT_DIR
+    done = subprocess.run(
+        [str(SERVER), *(a.format(tmp=tmp_path) for a in args)],
+        cwd=cwd.format(tmp=tmp_path),
+        env=env,
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    said = "the working directory / is the root, and every plan file on this machine"
+    assert (said in done.stderr.decode()) is warned
