@@ -187,7 +187,7 @@ def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
 @click.option(
     "--width",
     "columns",
-    type=int,
+    type=click.IntRange(min=MIN_WIDTH),
     metavar="N",
     help=f"Fit the output to N columns, at least {MIN_WIDTH} "
     "(default: $COLUMNS, else the terminal, else 80).",
@@ -225,7 +225,7 @@ def inspect(
         # The report's warnings say where their token is; --json is the tools' analysis.
         analysis = lazy.get().analyze(text, id=node, view=View(columns=not as_json))
     except WerkbaumError as exc:
-        fail(f"{file}: {exc.message}", diag.EXIT_UNREADABLE)
+        fail(f"{file}: {exc.message}{_suggested(exc)}", diag.EXIT_UNREADABLE)
     finally:
         lazy.close()
     if as_json:
@@ -235,6 +235,14 @@ def inspect(
         return
     found = diag.from_analysis(plan.name, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
+
+
+def _suggested(exc: WerkbaumError) -> str:
+    """The ids an unknown ``--id`` may have meant, as the tools offer them (``didYouMean``)."""
+    similar = exc.details.get("didYouMean")
+    if not isinstance(similar, list) or not similar:
+        return ""
+    return f" (did you mean {', '.join(display.terminal(str(s)) for s in similar)}?)"
 
 
 @app.command(context_settings=CONTEXT, short_help="Draw a plan as an HTML page or SVG picture.")

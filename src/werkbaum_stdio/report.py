@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from werkbaum_core.model import Analysis, AssigneeLoads, Node, Number
-from werkbaum_stdio.diagnostics import Diagnostic
+from werkbaum_core.model import LINE_REF, Analysis, AssigneeLoads, Node, Number
+from werkbaum_stdio.diagnostics import ERROR, Diagnostic
 from werkbaum_stdio.terminal import wrap
 
 GATE_CHARS = {"or": "|", "xor": "="}
@@ -137,6 +137,11 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+def _ref(node: str) -> str:
+    """How the report names the ``--id`` it was given: ``#id`` (one ``#``), or ``L<line>``."""
+    return node if node.startswith("#") or LINE_REF.fullmatch(node) else f"#{node}"
+
+
 def _place(d: Diagnostic) -> str:
     if d.line is None:
         return ""
@@ -158,14 +163,21 @@ def inspect_report(
     plan = analysis.path
     needed = set(plan.needed) if plan else set()
     stations = list(plan.stations) if plan else []
-    scope = f" #{subtree}" if subtree else ""
-    total = analysis.warnings_cut.total if analysis.warnings_cut else len(diagnostics)
-    heading = f"{name}{scope}: {_count(len(nodes), 'node')}, {_count(total, 'warning')}"
+    ref = _ref(subtree) if subtree else ""
+    scope = f" {ref}" if subtree else ""
+    cut = analysis.warnings_cut
+    total = cut.total if cut else len(diagnostics)
+    errors = sum(d.severity == ERROR for d in diagnostics)
+    errors += sum(u.count for u in cut.unlisted if u.structural) if cut else 0
+    counted = [_count(len(nodes), "node"), _count(total - errors, "warning")]
+    if errors:  # as check says it: an error is a structural warning
+        counted.insert(1, _count(errors, "error"))
+    heading = f"{name}{scope}: {', '.join(counted)}"
     out = [*wrap(heading.split(" "), "", "  ", width), ""]
     out += tree_lines(analysis.tree or (), needed, set(stations), width)
     if plan is not None:
         exactness = "exact" if plan.exact else "approximate (too many coupled choices)"
-        where = f" within #{subtree}" if subtree else ""
+        where = f" within {ref}" if subtree else ""
         summary = (
             f"Cheapest path{where}: {_count(len(plan.needed), 'node')} needed, "
             f"{_count(len(stations), 'station')}, {exactness}"

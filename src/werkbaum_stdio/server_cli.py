@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -147,6 +148,12 @@ def serve(
         app = build_server(config, lazy)
     except WerkbaumError as exc:  # a bad --mirror (not a document, not in git), --plan-glob
         fail(exc.message, EXIT_UNREADABLE, PROG)
+    if os.isatty(0):  # a person typed the command: an MCP host never does
+        click.echo(
+            f"{PROG}: speaks MCP (JSON-RPC) on stdin and stdout: start it from an MCP host "
+            "(see the README), or try it with the MCP Inspector; Ctrl-D or Ctrl-C ends it",
+            err=True,
+        )
     anyio.run(serve_stdio, app)
 
 

@@ -104,7 +104,7 @@ def test_escape_sequences_in_labels_never_reach_the_terminal(tmp_path: Path) -> 
     inspected = run("inspect", name, cwd=tmp_path, env={"COLUMNS": "200"})
     assert inspected.returncode == 0, inspected.stderr
     assert not TERMINAL_UNSAFE.search(inspected.stdout), inspected.stdout
-    assert inspected.stdout.startswith("esc\\x1b[2K.werkbaum: 3 nodes, 1 warning\n")
+    assert inspected.stdout.startswith("esc\\x1b[2K.werkbaum: 3 nodes, 1 error, 0 warnings\n")
     assert f"L1  [ ] {shown} (~M) #a" in inspected.stdout
 
     checked = run("check", name, cwd=tmp_path, env={"FORCE_COLOR": "1"})

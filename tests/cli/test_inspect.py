@@ -95,10 +95,34 @@ def test_a_subtree_shows_its_own_loads_and_units() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [("shop.build", "#shop.build"), ("#shop.build", "#shop.build"), ("L6", "L6")],
+)
+def test_a_subtree_is_named_as_refs_name_it(given: str, shown: str) -> None:
+    """One ``#`` before an id, none before a line ref (round 25 newcomer L1: ``##shop.build``,
+    ``#L7``)."""
+    sub = run("inspect", "--id", given, EXAMPLE).stdout.replace(str(REPO) + "/", "")
+    assert f"examples/launch.werkbaum {shown}: 4 nodes, 0 warnings" in sub
+    assert f"Cheapest path within {shown}: 3 nodes needed" in sub
+
+
+def test_an_unknown_id_says_which_ones_it_may_have_meant() -> None:
+    done = run("inspect", "--id", "shop.bild", EXAMPLE)
+    assert done.returncode == 2
+    assert "no node with id #shop.bild (did you mean shop.build" in done.stderr
+
+
+def test_a_width_below_the_least_is_a_usage_error() -> None:
+    done = run("inspect", "--width", "10", EXAMPLE)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "'--width': 10 is not in the range x>=20" in done.stderr
+
+
 def test_warnings_are_listed_with_their_place(tmp_path: Path) -> None:
     (tmp_path / "p.werkbaum").write_text("[ ] P\n  - [ ] A\n  | [ ] B\n", encoding="utf-8")
     out = run("inspect", "p.werkbaum", cwd=tmp_path).stdout
-    assert out.startswith("p.werkbaum: 3 nodes, 1 warning\n")
+    assert out.startswith("p.werkbaum: 3 nodes, 1 error, 0 warnings\n")
     assert '  L3:3: error mixedGate: the children of "P" mix gate kinds;' in out
 
 
@@ -144,7 +168,7 @@ def test_warnings_are_cut_as_the_tools_and_json_cut_them(tmp_path: Path) -> None
     text = run("inspect", "p.werkbaum", cwd=tmp_path)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
-    assert lines[0] == "p.werkbaum: 0 nodes, 1,500 warnings"
+    assert lines[0] == "p.werkbaum: 0 nodes, 1,500 errors, 0 warnings"
     listed = [x for x in lines if x.startswith("  L") and "descStray" in x]
     assert (listed[0].split(":")[0], listed[-1].split(":")[0], len(listed)) == (
         "  L2",

@@ -162,3 +162,23 @@ def test_a_start_in_the_file_system_root_without_roots_is_warned_about(
     assert done.returncode == 0 and done.stdout == b""
     said = "the working directory / is the root, and every plan file on this machine"
     assert (said in done.stderr.decode()) is warned
+
+
+def test_typed_in_a_terminal_it_says_what_it_is(tmp_path: Path) -> None:
+    """Round 25 newcomer L6: on a terminal it waited silently for JSON-RPC; from an MCP
+    host (a pipe) it says nothing."""
+    master, slave = os.openpty()
+    try:
+        server = subprocess.Popen(
+            [str(SERVER), "--root", str(tmp_path)],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        os.close(slave)
+        os.write(master, b"\x04")  # Ctrl-D: end of input, as a person would end it
+        out, err = server.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert out == b""
+    assert "speaks MCP (JSON-RPC) on stdin and stdout: start it from an MCP host" in err.decode()
