@@ -185,6 +185,23 @@ def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
 @click.option("--json", "as_json", is_flag=True, help="Print the engine's analysis as JSON.")
 @click.option("--id", "node", metavar="ID", help="Only the subtree of this id, with its own loads.")
 @click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Draw the tree only N levels below the roots (or --id); a cut node says how many "
+    "nodes are below it.",
+)
+@click.option(
+    "--hide-done",
+    is_flag=True,
+    help="Leave out subtrees that are done, in production or discarded.",
+)
+@click.option(
+    "--find",
+    metavar="WORDS",
+    help="Only list the nodes whose label, id and owners contain every word (any case).",
+)
+@click.option(
     "--width",
     "columns",
     type=click.IntRange(min=MIN_WIDTH),
@@ -198,6 +215,9 @@ def inspect(
     file: str,
     as_json: bool,
     node: str | None,
+    depth: int | None,
+    hide_done: bool,
+    find: str | None,
     columns: int | None,
     engine: str | None,
     frontend: str | None,
@@ -209,10 +229,16 @@ def inspect(
     and the load per person in size points, and the warnings. A key explains
     the marks at the end.
 
+    --depth and --hide-done narrow the tree (the path and the loads stay the
+    whole plan's, or the --id subtree's); --find lists the matching nodes only.
+    With --json they shape the analysis as the MCP tool's options do.
+
     \b
     Examples:
       werkbaum inspect plan.werkbaum
       werkbaum inspect --id shop.build --width 60 plan.werkbaum
+      werkbaum inspect --depth 1 --hide-done plan.werkbaum
+      werkbaum inspect --find "@ben cart" plan.werkbaum
       werkbaum inspect --json plan.werkbaum
     """
     plan = PlanArg("<stdin>", None) if file == STDIN else PlanArg(file, Path(file))
@@ -222,8 +248,13 @@ def inspect(
         fail(f"{file}: {exc.reason}", diag.EXIT_UNREADABLE)
     lazy = _start(engine, frontend)
     try:
-        # The report's warnings say where their token is; --json is the tools' analysis.
-        analysis = lazy.get().analyze(text, id=node, view=View(columns=not as_json))
+        # The report's warnings say where their token is; --json is the tools' analysis,
+        # as the options shape it there. The report shows the whole picture around a
+        # narrowed tree: its path with the stations named, and its warnings.
+        shaped = depth is not None or hide_done
+        include = None if as_json or find or not shaped else REPORT_PARTS
+        view = View(columns=not as_json, depth=depth, hide_done=hide_done, find=find)
+        analysis = lazy.get().analyze(text, id=node, include=include, view=view)
     except WerkbaumError as exc:
         fail(f"{file}: {exc.message}{_suggested(exc)}", diag.EXIT_UNREADABLE)
     finally:
@@ -235,6 +266,10 @@ def inspect(
         return
     found = diag.from_analysis(plan.name, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
+
+
+REPORT_PARTS = ("tree", "warnings", "path", "stations")
+"""What the readable report shows of a narrowed tree (a cut or hidden node may be a station)."""
 
 
 def _suggested(exc: WerkbaumError) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from werkbaum_core.model import LINE_REF, Analysis, AssigneeLoads, Node, Number
+from werkbaum_core.model import LINE_REF, Analysis, AssigneeLoads, Node, Number, Summary
 from werkbaum_stdio.diagnostics import ERROR, Diagnostic
 from werkbaum_stdio.terminal import wrap
 
@@ -72,6 +72,8 @@ def _units(node: Node, needed: set[str], stations: set[str]) -> list[str]:
         units += [f"→ {deps[0]}", *deps[1:]]
     if node.desc:
         units.append(NOTES)
+    if node.descendants:
+        units.append(f"(+{_count(node.descendants, 'node')} below)")
     if node.ref in stations:
         units.append(STATION)
     elif node.ref in needed:
@@ -137,6 +139,42 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+def _narrowed(analysis: Analysis) -> list[str]:
+    """What ``--depth`` and ``--hide-done`` left out of the tree, said under it."""
+    notes = []
+    if analysis.cut:
+        below = sum(n.descendants for n in analysis.nodes())
+        notes.append(
+            f"(--depth {analysis.cut.depth}: {_count(below, 'node')} below "
+            f"{_count(analysis.cut.nodes, 'cut node')} not drawn)"
+        )
+    if analysis.hidden:
+        hidden = analysis.hidden
+        notes.append(
+            f"(--hide-done: {_count(hidden.subtrees, 'subtree')} of {_count(hidden.nodes, 'node')} "
+            "done, in production or discarded, not drawn)"
+        )
+    return ["", *notes] if notes else []
+
+
+def _match_lines(where: str, total: int, matches: Sequence[Summary], width: int) -> list[str]:
+    """``--find``: how many nodes match, then each as it would be picked and acted on."""
+    counted = f"{total:,} " + ("match" if total == 1 else "matches")
+    listed = "" if total == len(matches) else f", the first {len(matches):,} listed"
+    out = [*wrap(f"{where}: {counted}{listed}".split(" "), "", "  ", width), ""]
+    line_width = max((len(str(s.line)) for s in matches), default=1) + 1
+    for s in matches:
+        box = f"[{s.status}]" if s.status is not None else "   "
+        if s.effective_status is not None:
+            box += f"→[{s.effective_status}]"
+        size = f"({s.size})" if s.size else f"(~{s.assumed_size})" if s.assumed_size else ""
+        units = [*s.label.split(), *([size] if size else []), s.ref]
+        units += [f"@{a}" for a in s.assignees]
+        head = f"{'L' + str(s.line):>{line_width}}  {box} "
+        out += wrap(units, head, " " * len(head), width)
+    return out
+
+
 def _ref(node: str) -> str:
     """How the report names the ``--id`` it was given: ``#id`` (one ``#``), or ``L<line>``."""
     return node if node.startswith("#") or LINE_REF.fullmatch(node) else f"#{node}"
@@ -169,12 +207,17 @@ def inspect_report(
     total = cut.total if cut else len(diagnostics)
     errors = sum(d.severity == ERROR for d in diagnostics)
     errors += sum(u.count for u in cut.unlisted if u.structural) if cut else 0
-    counted = [_count(len(nodes), "node"), _count(total - errors, "warning")]
+    if analysis.matches is not None:
+        return _match_lines(f"{name}{scope}", analysis.matches.total, analysis.matches.nodes, width)
+    left_out = sum(n.descendants for n in nodes) + (analysis.hidden.nodes if analysis.hidden else 0)
+    drawn = f" ({len(nodes):,} drawn)" if left_out else ""
+    counted = [_count(len(nodes) + left_out, "node") + drawn, _count(total - errors, "warning")]
     if errors:  # as check says it: an error is a structural warning
         counted.insert(1, _count(errors, "error"))
     heading = f"{name}{scope}: {', '.join(counted)}"
     out = [*wrap(heading.split(" "), "", "  ", width), ""]
     out += tree_lines(analysis.tree or (), needed, set(stations), width)
+    out += _narrowed(analysis)
     if plan is not None:
         exactness = "exact" if plan.exact else "approximate (too many coupled choices)"
         where = f" within {ref}" if subtree else ""
@@ -184,6 +227,8 @@ def inspect_report(
         )
         out += ["", *wrap(summary.split(), "", "  ", width)]
         label_of = {n.ref: n.label for n in nodes}
+        if analysis.stations:  # a station below a cut or in a hidden subtree: its summary's
+            label_of.update((s.ref, s.label) for s in analysis.stations.nodes)
         ref_width = max((len(ref) for ref in stations), default=0)
         for ref in stations:
             head = f"  {STATION[0]} {ref:<{ref_width}}  "

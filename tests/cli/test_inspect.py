@@ -183,3 +183,33 @@ def test_warnings_are_cut_as_the_tools_and_json_cut_them(tmp_path: Path) -> None
     check = run("check", "p.werkbaum", cwd=tmp_path)
     assert (check.returncode, len(check.stdout.splitlines())) == (1, 1001)
     assert check.stderr == "1,500 errors, 0 warnings in 1 file (1 checked)\n"
+
+
+def test_depth_and_hide_done_narrow_the_tree_not_the_path() -> None:
+    """Round 25 newcomer M8: the terminal had none of the tools' narrowing options."""
+    out = run("inspect", "--depth", "1", "--hide-done", "--width", "100", EXAMPLE).stdout
+    lines = out.replace(str(REPO) + "/", "").splitlines()
+    assert lines[0] == "examples/launch.werkbaum: 13 nodes (5 drawn), 0 warnings"
+    assert " L6    - [~] Build the shop (L) #shop.build @ben (+3 nodes below) ·" in lines
+    assert not any("Design the catalogue" in line for line in lines)  # done: left out
+    assert "(--depth 1: 5 nodes below 2 cut nodes not drawn)" in lines
+    hidden = "(--hide-done: 1 subtree of 3 nodes done, in production or discarded, not drawn)"
+    assert hidden in lines
+    # The path is the whole plan's, its stations named even where the tree is cut.
+    assert "Cheapest path: 11 nodes needed, 5 stations, exact" in lines
+    assert "  ◀ #shop.build.cart    Shopping cart" in lines
+
+
+def test_find_lists_the_matching_nodes_with_their_owners() -> None:
+    out = run("inspect", "--find", "@ben cart", EXAMPLE).stdout.replace(str(REPO) + "/", "")
+    assert out.splitlines() == [
+        "examples/launch.werkbaum: 1 match",
+        "",
+        "L7  [/] Shopping cart (M) #shop.build.cart @ben",
+    ]
+
+
+def test_json_with_the_options_is_the_tools_answer() -> None:
+    data = json.loads(run("inspect", "--json", "--depth", "0", EXAMPLE).stdout)
+    assert set(data) == {"tree", "cut"} and data["cut"] == {"depth": 0, "nodes": 1}
+    assert data["tree"][0]["descendants"] == 12
