@@ -12,6 +12,7 @@ beats a framed box.
 
 from __future__ import annotations
 
+import logging
 import re
 import signal
 import sys
@@ -81,13 +82,19 @@ def probe_backends(
     """``GET /api/v1/info`` on every backend before serving: a mistyped or unreachable
     backend is one line on stderr and exit ``code`` at start-up, not a failure of an
     agent's first call."""
-    from werkbaum_core.stores.documents import DocumentStore
+    from werkbaum_core.stores import documents
 
+    # Its retries are not news here: the probe ends in the one line below if they fail.
+    quiet = logging.getLogger(documents.__name__)
+    level = quiet.level
+    quiet.setLevel(max(level, logging.ERROR))
     try:
-        with DocumentStore(servers, allow_any_host=allow_any_host) as store:
+        with documents.DocumentStore(servers, allow_any_host=allow_any_host) as store:
             store.probe()
     except WerkbaumError as exc:
         fail(exc.message, code, prog)
+    finally:
+        quiet.setLevel(level)
 
 
 EXIT_INTERRUPTED = 130
