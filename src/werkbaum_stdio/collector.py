@@ -9,10 +9,9 @@ event loop for 60-100 ms: all of ``/healthz``'s p99 under the benchmark's text
 load (BENCHMARKS.md). :func:`freeze_startup_objects`, called once a server is
 ready to serve, moves everything alive at that moment out of the collector's
 walk (``gc.freeze``); later full collections walk only what was made since.
-Frozen objects are still freed
-as usual when their last reference goes; only garbage in a reference cycle at
-that moment stays for good (about 200 objects after start-up, against the 70 ms
-a collection first would add to every start).
+Frozen objects are still freed as usual when their last reference goes; only
+garbage in a reference cycle at that moment stays for good (about 200 objects
+after start-up, against the 70 ms a collection first would add to every start).
 """
 
 from __future__ import annotations
