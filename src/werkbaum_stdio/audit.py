@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import threading
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from werkbaum_core import display
+from werkbaum_stdio.stderr_lines import STDERR
 
 
 class AuditLog:
@@ -35,14 +35,8 @@ class AuditLog:
         # A value may name a path in bytes that are not UTF-8 (a mirror file, a message).
         text = json.dumps(display.json_values(line), ensure_ascii=False, separators=(",", ":"))
         text += "\n"
-        with self._lock:
-            if self._path is None:
-                self._emit(sys.stderr, text)
-            else:
-                with self._path.open("a", encoding="utf-8") as handle:
-                    self._emit(handle, text)
-
-    @staticmethod
-    def _emit(stream: TextIO, text: str) -> None:
-        stream.write(text)
-        stream.flush()
+        if self._path is None:  # never waits: the host may not read stderr at all
+            STDERR.write(text)
+            return
+        with self._lock, self._path.open("a", encoding="utf-8") as handle:
+            handle.write(text)

@@ -186,7 +186,8 @@ def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
 @click.option("--id", "node", metavar="ID", help="Only the subtree of this id, with its own loads.")
 @click.option(
     "--depth",
-    type=click.IntRange(min=0),
+    type=int,
+    callback=lambda ctx, param, value: at_least(0, param, value),
     metavar="N",
     help="Draw the tree only N levels below the roots (or --id); a cut node says how many "
     "nodes are below it.",
@@ -204,7 +205,8 @@ def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:
 @click.option(
     "--width",
     "columns",
-    type=click.IntRange(min=MIN_WIDTH),
+    type=int,
+    callback=lambda ctx, param, value: at_least(MIN_WIDTH, param, value),
     metavar="N",
     help=f"Fit the output to N columns, at least {MIN_WIDTH} "
     "(default: $COLUMNS, else the terminal, else 80).",
@@ -266,6 +268,13 @@ def inspect(
         return
     found = diag.from_analysis(plan.name, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))
+
+
+def at_least(least: int, param: click.Parameter, value: int | None) -> int | None:
+    """A number option's lower bound, said in words (click's ranges print ``[x>=20]``)."""
+    if value is not None and value < least:
+        raise click.BadParameter(f"{value} is less than {least}", param=param)
+    return value
 
 
 REPORT_PARTS = ("tree", "warnings", "path", "stations")

@@ -1,5 +1,8 @@
 """The servers' log: stderr, one line per record, at the level given with ``--log-level``.
 
+Written through :mod:`werkbaum_stdio.stderr_lines`, so that a host that does not read
+stderr can never make a request wait on a log line.
+
 At the default level, ``warning``, a request that went well writes nothing
 (MCP hosts show a server's stderr to people; a line per call hides the lines
 that matter): what is logged is what went wrong — a line that could not be
@@ -13,10 +16,10 @@ from __future__ import annotations
 
 import enum
 import logging
-import sys
 from typing import Any
 
 from werkbaum_core import display
+from werkbaum_stdio.stderr_lines import QueuedStderrHandler
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 ACCESS_LOGGER = "werkbaum_http.access"
@@ -45,7 +48,7 @@ def configure(level: LogLevel = DEFAULT_LEVEL) -> None:
     """Route every logger to one stderr handler at ``level`` (idempotent)."""
     root = logging.getLogger()
     if not any(getattr(h, "werkbaum", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = QueuedStderrHandler()
         handler.setFormatter(_DisplayFormatter(FORMAT))
         handler.werkbaum = True  # type: ignore[attr-defined]
         root.addHandler(handler)
@@ -63,9 +66,8 @@ def uvicorn_config(level: LogLevel = DEFAULT_LEVEL) -> dict[str, Any]:
         "formatters": {"plain": {"format": FORMAT}},
         "handlers": {
             "stderr": {
-                "class": "logging.StreamHandler",
+                "class": f"{QueuedStderrHandler.__module__}.{QueuedStderrHandler.__name__}",
                 "formatter": "plain",
-                "stream": "ext://sys.stderr",
             }
         },
         "root": {"handlers": ["stderr"], "level": name},

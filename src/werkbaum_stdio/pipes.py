@@ -261,10 +261,10 @@ def _skip_rest_of_line(wire: io.BufferedReader) -> None:
 def _refused(refusal: Refusal, writer: _Writer) -> None:
     """Answer a refused line (if anyone waits for it) and say so in the log."""
     if refusal.answerable:
+        writer.put(refusal.answer())
         log.warning(
             "answered request %r with %s: %s", refusal.request_id, refusal.code, refusal.message
         )
-        writer.put(refusal.answer())
     else:
         log.warning("dropped a message that cannot be answered: %s", refusal.message)
 

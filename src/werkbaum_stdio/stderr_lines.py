@@ -1,0 +1,120 @@
+"""Lines for stderr that never make a server wait.
+
+A host may start the server with stderr on a pipe and never read it (MCP lets a
+client capture, forward or ignore a server's stderr). Blocking writes there
+filled the 64 KiB pipe within a session — audit lines, log warnings — and then
+every thread that wrote one waited for good: a write call holding the audit
+lock, every write call behind it, then all worker threads, and the reader of
+stdin itself; the session was dead without a word (round 25 soak, finding 1).
+
+So stderr gets what stdout has (:mod:`werkbaum_stdio.pipes`): one thread does
+the blocking writes, behind a bounded queue. A line that finds the queue full
+is dropped and counted, and once the host reads again one line says how many
+were dropped. At exit the queue is written out for up to
+:data:`EXIT_WAIT` seconds, so a host that reads loses nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import queue
+import threading
+import time
+
+QUEUED_LINES = 4096
+"""Lines waiting for stderr before new ones are dropped (a few hundred KiB at most)."""
+EXIT_WAIT = 1.0
+"""Seconds the interpreter's exit waits for the queued lines to be written."""
+
+
+class StderrLines:
+    """The process's stderr lines, written in order by a thread of their own."""
+
+    def __init__(self, fd: int = 2, capacity: int = QUEUED_LINES) -> None:
+        self._fd = fd
+        self._queue: queue.Queue[bytes] = queue.Queue(capacity)
+        self._dropped = 0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def write(self, text: str) -> None:
+        """Queue ``text`` (whole lines, ending in a newline); never blocks. After lines
+        were dropped, the next one that fits says how many, where they were."""
+        self._started()
+        data = text.encode("utf-8", "backslashreplace")
+        with self._lock:
+            if self._dropped:
+                data = _dropped_note(self._dropped) + data
+            try:
+                self._queue.put_nowait(data)
+            except queue.Full:
+                self._dropped += 1
+            else:
+                self._dropped = 0
+
+    def flush(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds until every queued line is written (a count of
+        lines dropped at the end included); whether they were."""
+        with self._lock:
+            if self._dropped:
+                with contextlib.suppress(queue.Full):
+                    self._queue.put_nowait(_dropped_note(self._dropped))
+                    self._dropped = 0
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def _started(self) -> None:
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="werkbaum-stderr", daemon=True
+                    )
+                    self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self._queue.get()
+            try:
+                self._write_all(data)
+            finally:
+                self._queue.task_done()
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._fd, view) :]
+            except InterruptedError:
+                continue
+            except OSError:  # stderr is closed: there is no one left to tell
+                return
+
+
+def _dropped_note(count: int) -> bytes:
+    return (
+        f"werkbaum: {count:,} lines for stderr were dropped here while it was not read "
+        "(pass --audit-log FILE to keep the audit lines)\n"
+    ).encode()
+
+
+STDERR = StderrLines()
+"""The one writer of this process's stderr lines (logs and audit lines)."""
+atexit.register(STDERR.flush, EXIT_WAIT)
+
+
+class QueuedStderrHandler(logging.Handler):
+    """A logging handler that hands its formatted records to :data:`STDERR`."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            STDERR.write(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
