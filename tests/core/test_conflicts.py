@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import REFERENCE_PLAN
 from werkbaum_core import Conflict, Engine, checksum
+from werkbaum_core.lru import memory_of
 from werkbaum_core.rules.conflicts import MAX_CONFLICT_TEXT, RecentTexts, explained
 from werkbaum_core.rules.pipeline import WriteRequest, write
 from werkbaum_core.stores import Base, MemoryStore, Snapshot
@@ -157,16 +158,20 @@ def test_a_conflict_in_the_store_step_diffs_against_the_planned_base(engine: Eng
     assert change_lines(current["diff"]) == ["-  - [ ] #b: B (M)", "+  - [ ] #b: B (L)"]
 
 
-def test_recent_texts_are_bounded() -> None:
-    recent = RecentTexts(entries=2, chars=30)
-    texts = ["a" * 10, "b" * 10, "c" * 10, "d" * 25]
+def test_recent_texts_are_bounded_by_entries_and_by_memory() -> None:
+    recent = RecentTexts(entries=2, max_bytes=2 * memory_of("a" * 10))
+    texts = ["a" * 10, "b" * 10, "c" * 10]
     for text in texts:
         recent.remember("p", snapshot(text))
     assert recent.text("p", checksum(texts[0])) is None
-    assert recent.text("p", checksum(texts[3])) == texts[3]
-    assert recent.text("q", checksum(texts[3])) is None  # by source, not only by checksum
-    recent.remember("p", snapshot("e" * 31))  # larger than everything: not kept
-    assert recent.text("p", checksum("e" * 31)) is None
+    assert recent.text("p", checksum(texts[2])) == texts[2]
+    assert recent.text("q", checksum(texts[2])) is None  # by source, not only by checksum
+    # Twice as long, but a character beyond U+FFFF makes CPython keep it at 4 bytes each:
+    # over the bound alone (round 25 soak F3: counted in characters it was "small").
+    wide = "\U0001f600" * 20
+    recent.remember("p", snapshot(wide))
+    assert recent.text("p", checksum(wide)) is None
+    assert recent.text("p", checksum(texts[2])) == texts[2]
 
 
 def test_explained_leaves_other_details_alone() -> None:

@@ -8,6 +8,9 @@ the calls after it.
 
 from __future__ import annotations
 
+import gc
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,10 +18,14 @@ import pytest
 
 from tests.conftest import engine_on
 from tests.plangen import plan
+from tests.tools import require_tool
 from werkbaum_core import EXECUTORS, Engine, EngineError, TooLarge
 from werkbaum_core.engine.dukpy_executor import MAX_LINES, DukpyExecutor
 from werkbaum_core.engine.modules import ENTRIES, ModuleSet, Program
+from werkbaum_core.engine.node_executor import NodeExecutor
+from werkbaum_core.engine.protocol import Limits
 from werkbaum_core.engine.v8_executor import V8Executor
+from werkbaum_core.errors import EngineTimeout
 from werkbaum_core.text import MAX_TEXT_CHARS
 
 ROOT_LINES = "".join(f"- [ ] Root {i}\n" for i in range(100_000))
@@ -98,7 +105,8 @@ def _hog(tmp_path: Path) -> Program:
         "globalThis.werkbaum.exhaust = () => {\n"
         "  const all = [];\n"
         "  for (;;) all.push(new Array(65536).fill(all.length));\n"
-        "};\n",
+        "};\n"
+        "globalThis.werkbaum.spin = () => { for (;;) {} };\n",
         encoding="utf-8",
     )
     return Program(ModuleSet(), (*ENTRIES, "hog.js"), (hog,))
@@ -124,6 +132,47 @@ def test_dukpy_retries_on_a_fresh_interpreter_what_leftovers_made_fail(tmp_path:
         assert '"tree"' in executor.call_text("analyze", {"text": plan(4_000, seed=3)})
         assert executor.call_text("kept", {}) == "0"  # it ran on a fresh interpreter
     finally:
+        executor.close()
+
+
+def test_node_out_of_memory_says_so_and_the_next_call_works(tmp_path: Path) -> None:
+    """Round 25 soak F6: the node child had no heap limit and grew to V8's default (4 GB
+    seen) before a runaway call died, with the last lines of a native stack as its error."""
+    require_tool("node")
+    executor = NodeExecutor(_hog(tmp_path), heap_mib=128)
+    try:
+        with pytest.raises(EngineError) as info:
+            executor.call_text("exhaust", {})
+        assert info.value.message == (
+            "out of memory: the call needed more than the node executor's heap limit of 128 MiB"
+        )
+        assert '"label":"B"' in executor.call_text("analyze", {"text": "- B"})
+    finally:
+        executor.close()
+
+
+def test_a_killed_node_child_leaves_no_descriptor_to_the_collector(tmp_path: Path) -> None:
+    """A failed call's traceback keeps the dead child's object alive (in the server, in a
+    reference cycle until the collector runs: round 25 soak F5); its pipes close anyway."""
+    require_tool("node")
+    executor = NodeExecutor(_hog(tmp_path), limits=Limits(call=0.3))
+    kept: list[BaseException] = []  # as a cycle would keep them
+    gc.disable()
+    try:
+        executor.call_text("kept", {})
+        before = len(os.listdir("/proc/self/fd"))
+        for _ in range(3):
+            try:
+                executor.call_text("spin", {})
+            except EngineTimeout as exc:
+                kept.append(exc)
+        assert len(kept) == 3
+        deadline = time.monotonic() + 10
+        while len(os.listdir("/proc/self/fd")) > before + 2:  # the next child's pipes only
+            assert time.monotonic() < deadline, os.listdir("/proc/self/fd")
+            time.sleep(0.05)
+    finally:
+        gc.enable()
         executor.close()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from werkbaum_core.lru import BoundedCache
+from werkbaum_core.lru import BoundedCache, memory_of
 
 
 def test_the_least_recently_used_entry_goes_first() -> None:
@@ -63,3 +63,21 @@ def test_a_discarded_value_frees_its_size() -> None:
     cache.discard("never there")
     cache.put("c", "zzzzz")  # 9 characters with b: b stays only if a no longer counts
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, "yyyy", "zzzzz")
+
+
+def test_memory_counts_a_text_at_the_width_of_its_widest_character() -> None:
+    """CPython keeps a text at 1, 2 or 4 bytes a character: caches bounded in characters
+    held four times what they meant with one emoji in a plan (round 25 soak F3)."""
+    ascii_text, wide_text = "a" * 1000, "a" * 999 + "\U0001f600"
+    assert memory_of(wide_text) > 3 * memory_of(ascii_text)
+    cache: BoundedCache[str, str] = BoundedCache(10, 2 * memory_of(ascii_text), memory_of)
+    cache.put("a", ascii_text)
+    cache.put("wide", wide_text)  # as long, four times the memory: over the bound alone
+    assert (cache.get("a"), cache.get("wide")) == (ascii_text, None)
+
+
+def test_a_value_over_the_largest_kept_is_not_kept_though_it_fits() -> None:
+    cache: BoundedCache[str, str] = BoundedCache(10, 100, len, largest=5)
+    cache.put("small", "xxxxx")
+    cache.put("big", "y" * 6)
+    assert (cache.get("small"), cache.get("big")) == ("xxxxx", None)

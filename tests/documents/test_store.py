@@ -215,6 +215,15 @@ def test_concurrent_writes_through_one_store(human: Human, store: DocumentStore)
     assert sorted(lines[1:-1]) == [f"line {n}" for n in range(8)]
 
 
+def test_no_per_document_lock_outlives_its_writes(human: Human, store: DocumentStore) -> None:
+    """A server writes thousands of documents in its life: it kept a lock for each, for good
+    (round 25 soak F4: +9.8 MB and 40,000 collector-tracked objects at 40,000 documents)."""
+    for n in range(20):
+        doc_id = human.create(f"plan {n}")
+        store.write(doc_id, store.read(doc_id).base, [ins(1, "more")], f"plan {n}\nmore")
+    assert store._doc_locks == {}  # what the store holds between writes
+
+
 # -- stale bases: merge or conflict --------------------------------------------------------
 
 

@@ -39,7 +39,7 @@ from werkbaum_core.errors import (
     NotFound,
     from_json,
 )
-from werkbaum_core.lru import BoundedCache
+from werkbaum_core.lru import BoundedCache, memory_of
 from werkbaum_core.model import Analysis, View
 from werkbaum_core.text import check_text_size
 
@@ -52,8 +52,11 @@ INCLUDE_PARTS = (*INCLUDE_ALL, "stations")
 """Every part ``include`` may name; without ``include`` (and without a ``view``) the
 answer holds ``INCLUDE_ALL``."""
 CACHE_ENTRIES = 32
-CACHE_CHARS = 50_000_000
-"""Bounds of the analysis cache: entries, and JSON characters held in all of them."""
+CACHE_BYTES = 64_000_000
+"""Bounds of the analysis cache: entries, and the memory of the JSON texts held in all."""
+CACHE_LARGEST = 16_000_000
+"""An analysis taking more memory is not kept: no tool could send it (the answer bound is
+24,000,000 characters for the text twice), and two would take half the cache."""
 _CacheKey = tuple[bytes, str | None, tuple[str, ...] | None, "View"]
 
 _CODED_ERROR = re.compile(r"^(?:\w*Error: )?(not_found|invalid_argument): (.*)$", re.S)
@@ -90,7 +93,9 @@ class Engine:
     def __init__(self, executor: Executor, modules: ModuleSet) -> None:
         self.executor = executor
         self.modules = modules
-        self._cache: BoundedCache[_CacheKey, str] = BoundedCache(CACHE_ENTRIES, CACHE_CHARS, len)
+        self._cache: BoundedCache[_CacheKey, str] = BoundedCache(
+            CACHE_ENTRIES, CACHE_BYTES, memory_of, largest=CACHE_LARGEST
+        )
 
     @classmethod
     def create(

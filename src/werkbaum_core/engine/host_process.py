@@ -38,6 +38,8 @@ from werkbaum_core.errors import EngineError, EngineTimeout
 
 QUOTED = 200
 """Characters of a reply that breaks the protocol quoted in the error."""
+OUT_OF_MEMORY = "heap out of memory"
+"""What V8 (node) prints when a call breaches the heap limit, before it aborts."""
 
 
 class HostProcess:
@@ -53,9 +55,17 @@ class HostProcess:
     """
 
     def __init__(
-        self, name: str, command: Sequence[str], args: Sequence[str], env: Mapping[str, str]
+        self,
+        name: str,
+        command: Sequence[str],
+        args: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        heap: str = "the call needed more memory than the host may take",
     ) -> None:
         self.name = name
+        self.heap = heap
+        """What to say when the host dies of its heap limit."""
         answers, child_end = os.pipe()
         try:
             self.popen = subprocess.Popen(
@@ -90,8 +100,9 @@ class HostProcess:
         self.lines.put(None)
 
     def _drain(self, stream: IO[str]) -> None:
-        for line in stream:
-            self.output.append(line.rstrip()[:QUOTED])
+        with stream:
+            for line in stream:
+                self.output.append(line.rstrip()[:QUOTED])
 
     def next_line(self, timeout: float) -> str:
         try:
@@ -102,6 +113,8 @@ class HostProcess:
             ) from None
         if line is None:
             self.popen.wait()
+            if any(OUT_OF_MEMORY in output for output in self.output):
+                raise EngineError(f"out of memory: {self.heap}")
             detail = " | ".join(list(self.output)[-5:])
             raise EngineError(f"{self.name} executor exited ({self.popen.returncode}): {detail}")
         return line.rstrip("\n")
@@ -111,11 +124,18 @@ class HostProcess:
 
     def kill(self) -> None:
         """Kill the child and its process group, and reap it. Only while the child is
-        not reaped: until then its pid, the group's id, cannot name another group."""
+        not reaped: until then its pid, the group's id, cannot name another group.
+
+        Its stdin is closed here (its answer pipe and output close as the threads reading
+        them see their end): a failed call's traceback may keep this object in a reference
+        cycle until the collector runs, and its descriptors must not wait for that."""
         if self.popen.returncode is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.popen.pid, signal.SIGKILL)
         self.popen.wait()
+        if self.popen.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.popen.stdin.close()
 
 
 class HostedExecutor(abc.ABC):

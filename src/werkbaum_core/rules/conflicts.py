@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from werkbaum_core.errors import Conflict
-from werkbaum_core.lru import BoundedCache
+from werkbaum_core.lru import BoundedCache, memory_of
 from werkbaum_core.rules.diff import bounded
 from werkbaum_core.stores.protocol import Snapshot
 
@@ -34,8 +34,9 @@ MAX_CONFLICT_DIFF_CHARS = 8_000
 """Bounds of a conflict's diff: beyond them the agent re-reads."""
 
 RECENT_ENTRIES = 32
-RECENT_CHARS = 8_000_000
-"""Bounds of the remembered texts: entries, and characters in all of them."""
+RECENT_BYTES = 16_000_000
+"""Bounds of the remembered texts: entries, and the memory they take in all (the largest
+plan, 2,000,000 characters at 4 bytes each and its header, fits)."""
 
 
 class RecentTexts:
@@ -45,8 +46,10 @@ class RecentTexts:
     agent's base text itself.
     """
 
-    def __init__(self, entries: int = RECENT_ENTRIES, chars: int = RECENT_CHARS) -> None:
-        self._texts: BoundedCache[tuple[str, str], str] = BoundedCache(entries, chars, len)
+    def __init__(self, entries: int = RECENT_ENTRIES, max_bytes: int = RECENT_BYTES) -> None:
+        self._texts: BoundedCache[tuple[str, str], str] = BoundedCache(
+            entries, max_bytes, memory_of
+        )
 
     def remember(self, key: str, snapshot: Snapshot) -> None:
         self._texts.put((key, snapshot.base.checksum), snapshot.text)

@@ -30,6 +30,7 @@ what the store needs of it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -37,7 +38,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -51,7 +52,7 @@ from werkbaum_core.errors import (
     TooLarge,
     WerkbaumError,
 )
-from werkbaum_core.lru import BoundedCache
+from werkbaum_core.lru import BoundedCache, memory_of
 from werkbaum_core.stores.backend_http import (
     DEADLINE_SECONDS,
     MAX_BACKEND_CALLS,
@@ -97,6 +98,10 @@ UNSETTLED = 1024
 """Documents whose last write has no known outcome, remembered with its seq (the
 backend keeps 1,024 (document, client) outcomes too)."""
 
+SNAPSHOT_BYTES = 32_000_000
+"""Memory the cached document texts may take in all (four of the largest plans at 4 bytes a
+character); the cache keeps at most ``cache_size`` of them besides."""
+
 T = TypeVar("T")
 
 
@@ -135,6 +140,16 @@ class _Stray(Exception):
     def __init__(self, error: WerkbaumError) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+class _DocumentLock:
+    """A document's write lock and how many writers hold or wait for it."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
 
 
 class DocumentStore:
@@ -181,13 +196,16 @@ class DocumentStore:
                 "User-Agent": "werkbaum-mcp",
             },
         )
-        self._cache: BoundedCache[tuple[str, int], Snapshot] = BoundedCache(cache_size)
+        self._cache: BoundedCache[tuple[str, int], Snapshot] = BoundedCache(
+            cache_size, SNAPSHOT_BYTES, lambda snapshot: memory_of(snapshot.text)
+        )
         self._seq = 0
         self._seq_lock = threading.Lock()
         self._unsettled: BoundedCache[str, tuple[Base, str, int, int]] = BoundedCache(UNSETTLED)
         self._newest: BoundedCache[str, int] = BoundedCache(UNSETTLED)
         """The newest version seen of each document: a write's answer must name a later one."""
-        self._doc_locks: dict[str, threading.Lock] = {}
+        self._doc_locks: dict[str, _DocumentLock] = {}
+        """The documents being written now, each with its lock (gone with its last writer)."""
         self._doc_locks_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -430,9 +448,24 @@ class DocumentStore:
             self._seq += 1
             return self._seq
 
-    def _doc_lock(self, url: str) -> threading.Lock:
+    @contextlib.contextmanager
+    def _doc_lock(self, url: str) -> Iterator[None]:
+        """One write at a time per document (its ``seq``s), held over the network calls.
+
+        The entry lives while someone holds or waits for it: a server that writes
+        thousands of documents in its life keeps no lock for each of them.
+        """
         with self._doc_locks_lock:
-            return self._doc_locks.setdefault(url, threading.Lock())
+            entry = self._doc_locks.setdefault(url, _DocumentLock())
+            entry.users += 1
+        try:
+            with entry.lock:
+                yield
+        finally:
+            with self._doc_locks_lock:
+                entry.users -= 1
+                if not entry.users:
+                    del self._doc_locks[url]
 
     # -- HTTP --------------------------------------------------------------------------
 
