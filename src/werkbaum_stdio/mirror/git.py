@@ -12,7 +12,10 @@ command runs at the top of the work tree, never in the file's directory.
 
 git and its hooks run in a process group of their own, and the whole group
 is stopped at the deadline: a hung hook must neither hold the agent's answer
-nor outlive the mirror run. Before the mirror touches the file, the stash or
+nor outlive the mirror run. A stop signal that ends the server interrupts the
+git commands still running, then removes the scratch indexes
+(:func:`~werkbaum_core.engine.lifetime.on_stop`): a commit left running would
+land after the process died. Before the mirror touches the file, the stash or
 the index it asks git whether a commit may happen now at all
 (:meth:`WorkTree.check_committable`): never during a merge, rebase, bisect or
 conflict, never on a detached HEAD, never over unmerged index entries.
@@ -29,6 +32,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,13 +122,21 @@ _SCRATCH: set[str] = set()
 """Scratch index directories in use, removed by a stop signal that ends the process before
 their ``with`` does (:func:`~werkbaum_core.engine.lifetime.on_stop`)."""
 
+_RUNNING: set[int] = set()
+"""Process (group) ids of the git commands running now, interrupted by a stop signal."""
+
 
 @contextlib.contextmanager
-def _kept(scratch: str) -> Iterator[None]:
+def _scratch_dir() -> Iterator[Path]:
+    """A temporary directory of the mirror's own, removed when the block ends or, if a stop
+    signal ends the process first, by the stop's clean-up: it stays registered until it
+    is gone (once git is interrupted, the process may die while the block is ending)."""
+    scratch = tempfile.mkdtemp(prefix="werkbaum-index-")
     _SCRATCH.add(scratch)
     try:
-        yield
+        yield Path(scratch)
     finally:
+        shutil.rmtree(scratch, ignore_errors=True)
         _SCRATCH.discard(scratch)
 
 
@@ -133,7 +145,40 @@ def _remove_scratch() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-on_stop(_remove_scratch)
+def _stop_everything() -> None:
+    """On a stop signal: interrupt git, then remove the scratch indexes.
+
+    git first, with SIGINT to its group as a Ctrl-C would (git removes its
+    own lock files, a hook runner puts back what it set aside): a ``git
+    commit`` left waiting for a hook would commit once the hook ends — after
+    this process died, of a scratch index removed meanwhile (an empty tree: a
+    commit deleting every file). git ends at once on SIGINT, whatever its
+    hooks do; one that does not within :data:`STOP_GRACE` gets SIGKILL. Bounded,
+    as a clean-up in the signal handler must be.
+    """
+    running = list(_RUNNING)
+    for pid in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE
+    for pid in running:
+        while not _ended(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not _ended(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+    _remove_scratch()
+
+
+def _ended(pid: int) -> bool:
+    """Whether the child ``pid`` has ended (it is not reaped here: its thread does that)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+
+
+on_stop(_stop_everything)
 
 
 def run_git(
@@ -169,7 +214,7 @@ def run_git(
         raise GitError("git is not installed (no `git` on the PATH)") from exc
     except OSError as exc:
         raise GitError(f"git {args[0]} could not run: {exc.strerror or exc}") from exc
-    with process:
+    with process, _running(process.pid):
         try:
             out, err = process.communicate(given, timeout=GIT_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -186,6 +231,15 @@ def run_git(
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
     return done
+
+
+@contextlib.contextmanager
+def _running(pid: int) -> Iterator[None]:
+    _RUNNING.add(pid)
+    try:
+        yield
+    finally:
+        _RUNNING.discard(pid)
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
@@ -430,8 +484,8 @@ class WorkTree:
         ``keep_stat``: start from a copy of the repository's index, so that a
         commit's refresh hashes only the files that changed, not every file.
         """
-        with tempfile.TemporaryDirectory(prefix="werkbaum-index-") as scratch, _kept(scratch):
-            index = Path(scratch) / "index"
+        with _scratch_dir() as scratch:
+            index = scratch / "index"
             if keep_stat:
                 found = self.git("rev-parse", "--path-format=absolute", "--git-path", "index")
                 real = Path(found.stdout.strip())
