@@ -178,30 +178,58 @@ def test_a_failed_commit_still_puts_back_a_file_nobody_touched(
     assert (repo / REL).read_text(encoding="utf-8") == HAND and stashes(repo) == []
 
 
-def test_a_put_back_of_the_file_without_its_index_entry_says_just_that(
-    repo: Path, setup: tuple[str, Agent]
+@pytest.mark.parametrize("replaced", [False, True], ids=["emptied", "replaced"])
+def test_a_hook_meddling_with_the_index_lock_leaves_the_index_and_no_lock_of_the_mirrors(
+    repo: Path, setup: tuple[str, Agent], replaced: bool
 ) -> None:
-    """attack-sync F7: when only the index step of the put-back failed, the error said
-    "putting the file back failed too" while the file was back. Here a hook leaves an
-    ``index.lock`` behind and fails: the file is back, the index entry is not, and the
-    stash that keeps the staged text stays."""
+    """attack-sync F7 was a put-back whose index step failed (a hook left an
+    ``index.lock``). Now the mirror holds that lock itself and writes the index only after
+    its commit, so a failed commit leaves the index as it was, whatever a hook does to the
+    lock file: it is removed if it is still the mirror's, and a lock file someone else
+    put in its place is left to them."""
     _, agent = setup
     (repo / REL).write_text(HAND, encoding="utf-8")
     git(repo, "add", REL)
+    staged = git(repo, "ls-files", "--stage")
     lock = repo / ".git" / "index.lock"
+    meddle = f"rm '{lock}'; echo theirs > '{lock}'" if replaced else f": > '{lock}'"
     hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\n: > '{lock}'\nexit 1\n", encoding="utf-8")
+    hook.write_text(f"#!/bin/sh\n{meddle}\nexit 1\n", encoding="utf-8")
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    before = commits(repo)
     _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
     assert outcome is not None
-    error = outcome["error"]
+    assert outcome["error"].endswith("; the file and the index are as they were"), outcome
     assert (repo / REL).read_text(encoding="utf-8") == HAND
-    [entry] = stashes(repo)
-    sha = entry.split()[0]
-    assert git(repo, "show", f"{sha}^2:{REL}") == HAND  # the staged text
-    assert "; the file is as it was; putting its index entry back failed (" in error, error
-    assert error.endswith(f"; the hand edit the mirror overwrote is in git stash {sha}")
-    assert "failed too" not in error
+    assert stashes(repo) == [] and commits(repo) == before
+    assert git(repo, "ls-files", "--stage") == staged
+    if replaced:
+        assert lock.read_text(encoding="utf-8") == "theirs\n"
+    else:
+        assert not lock.exists()
+
+
+def test_a_commit_whose_hook_took_the_index_lock_says_the_index_was_not_updated(
+    repo: Path, setup: tuple[str, Agent]
+) -> None:
+    """The commit stands (its hook passed); the mirror does not write the index through a
+    lock file that is not its own any more, and the warning says what that leaves."""
+    _, agent = setup
+    lock = repo / ".git" / "index.lock"
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nrm '{lock}'; echo theirs > '{lock}'\n", encoding="utf-8")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert outcome is not None and set(outcome) == {"commit", "version", "warning"}, outcome
+    assert outcome["commit"] == git(repo, "rev-parse", "HEAD").strip()
+    assert outcome["warning"] == (
+        f"committed, but then {lock} was replaced while the mirror held it (by a hook?); the "
+        f"index still has the old {REL} (`git status` shows a staged change back to it: "
+        f"`git restore --staged {REL}` drops it)"
+    )
+    assert lock.read_text(encoding="utf-8") == "theirs\n"
+    lock.unlink()
+    assert git(repo, "status", "--porcelain") == f"MM {REL}\n"
 
 
 def test_the_cron_command_stashes_a_save_made_while_it_waited_for_the_history(

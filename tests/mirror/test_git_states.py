@@ -256,6 +256,7 @@ def test_ctrl_c_of_the_cron_command_stops_the_hook_too(
         run.kill()
         run.wait()
     assert_gone(pids)
+    assert not (repo / ".git" / "index.lock").exists()  # the lock it held went with it
 
 
 @pytest.mark.parametrize(
@@ -283,6 +284,7 @@ def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     )
     assert (repo / REL).read_bytes() == committed
     assert git(repo, "status", "--porcelain") == ""
+    assert not (repo / ".git" / "index.lock").exists()  # held during the hook, then released
 
 
 def test_a_commit_that_a_hung_post_commit_hook_held_up_stands(
@@ -307,6 +309,7 @@ def test_a_commit_that_a_hung_post_commit_hook_held_up_stands(
     assert git(repo, "rev-parse", "HEAD^").strip() == head
     assert git(repo, "status", "--porcelain") == ""  # no staged revert
     assert "[~] #b" in (repo / REL).read_text(encoding="utf-8")
+    assert not (repo / ".git" / "index.lock").exists()
 
 
 def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(

@@ -11,6 +11,7 @@ from tests.mirror.conftest import git, make_repo
 from werkbaum_core.errors import ForbiddenSource, InvalidArgument
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.mirror import Mirror, MirrorFiles, WorkTree, build_mirrors, parse_mirror_spec
+from werkbaum_stdio.mirror.git import Committed
 from werkbaum_stdio.roots import Roots
 
 UUID = "0b7e3a52-5d0c-4a51-9a37-3f1c2f0e9c11"
@@ -150,8 +151,11 @@ def test_mirror_files_redirect_every_spelling_of_the_file(
 
 
 def commit_text(repo: WorkTree, name: str, data: bytes) -> str | None:
-    """Commit ``data`` as the file ``name`` (git is given the bytes, as the mirror gives them)."""
-    return repo.commit(name, repo.entry_of(name, data, 0o644, None), "message\n")
+    """Commit ``data`` as the file ``name`` (git is given the bytes, as the mirror gives them,
+    with the index held, as the mirror holds it); the commit's sha."""
+    with repo.hold_index() as held:
+        made = repo.commit(name, repo.entry_of(name, data, 0o644, None), "message\n", held)
+    return made.sha if isinstance(made, Committed) else None
 
 
 def test_a_glob_like_file_name_is_committed_literally(tmp_path: Path, store: DocumentStore) -> None:

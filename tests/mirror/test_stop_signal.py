@@ -242,3 +242,42 @@ def test_a_stop_during_a_hung_commit_hook_leaves_no_scratch_index(
         if server.client.process.poll() is None:
             server.client.process.kill()
         server.client.close()
+
+
+def test_a_stop_during_a_hung_commit_hook_stops_the_commit_too(
+    repo: Path, backend: Backend, human: Human
+) -> None:
+    """The mirror holds the repository's ``index.lock`` while it commits; a stop signal
+    removes it, and first interrupts the commit. Before, that ``git commit`` ran on after
+    the server had died and, once its hook ended, committed the scratch index the stop had
+    removed: an empty tree, a commit deleting every file. Now git is stopped (SIGINT, as a
+    Ctrl-C), nothing is committed, and the index is free for the person's next ``git add``."""
+    doc = human.create(PLAN, title="Roadmap")
+    server = Session(repo, backend, doc)
+    hook_seconds = STOP_WAIT + CLOSE_WAIT + 5
+    try:
+        written = first_write(server)
+        before = commits(repo)
+        hook = repo / ".git" / "hooks" / "pre-commit"
+        started = repo.parent / "hook-started"
+        hook.write_text(f"#!/bin/sh\n: > '{started}'\nsleep {hook_seconds}\n", "utf-8")
+        hook.chmod(0o755)
+        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
+        server.start("werkbaum_set_status", args)
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline, "the commit never started"
+            time.sleep(0.05)
+        hook_ends = time.monotonic() + hook_seconds
+        assert (repo / ".git" / "index.lock").exists(), "the mirror holds the index"
+        server.signal(signal.SIGTERM)
+        assert server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK) == -signal.SIGTERM
+        assert not (repo / ".git" / "index.lock").exists()
+        time.sleep(max(0.0, hook_ends - time.monotonic()) + 2.0)  # the hook's end, had it run on
+        assert commits(repo) == before, "a commit landed after the server had stopped"
+        assert "README.md" in git(repo, "ls-tree", "--name-only", "HEAD")
+        git(repo, "add", "README.md")  # the index is free
+    finally:
+        if server.client.process.poll() is None:
+            server.client.process.kill()
+        server.client.close()

@@ -13,11 +13,21 @@ mirror is the durable record; it must therefore be exact and honest:
 - the file is replaced only if it still holds what the mirror read and stashed
   (compared right before the rename: a person's editor takes no lock), and a
   commit that fails (a hook that exits 1) puts the file back only if it still
-  holds what the mirror wrote, its index entry in any case, and drops that
-  stash again once both are back;
+  holds what the mirror wrote, and drops that stash again once it is back (the
+  index gets the new entry only after the commit, so it is as it was);
 - runs take turns across processes (:mod:`.lock`: two servers, or a server and
   the cron job, on one repository), and a run never commits a version older
   than the file's last mirror commit archives (it is skipped);
+- people's git takes turns with a run as git commands do with each other: the
+  run holds git's own ``index.lock`` from its look at the file's index and
+  HEAD entries to the new index entry after its commit (milliseconds, plus
+  the commit hooks' time), so a person's ``git add`` or ``git commit``
+  meanwhile fails with git's usual "index.lock exists" — it can neither land
+  between the look and the commit (the commit undid it) nor take the agent's
+  plan into the person's commit. The commit reported is the one git made for
+  the mirror; HEAD moved under it by plumbing is said in its ``warning``, and
+  a text HEAD holds already (someone committed it) is ``unchanged`` with
+  ``committedBy``, never put back to an older one;
 - while git is in the middle of something — a merge, rebase or bisect, a
   conflict, a detached HEAD, a locked index — the mirror commits nothing and
   touches nothing (``WorkTree.check_committable``), and a conflicted file's

@@ -10,12 +10,30 @@ the commit is one of a scratch index (HEAD plus the new entry), so that the
 repository's hooks still run without git going back to the file. Every
 command runs at the top of the work tree, never in the file's directory.
 
+The repository's index is shared with the people working in it, so the
+mirror takes it as git does (:class:`HeldIndex`): it creates ``index.lock``
+before it reads the file's index and HEAD entries and holds it through the
+stash, the file write and the commit, until it renames the new index over
+the old one. A person's ``git add`` or ``git commit`` in that moment fails
+with git's own "index.lock exists" and changes nothing, instead of landing
+between the mirror's look at HEAD and its commit (the commit then undid
+theirs) or taking the mirror's staged plan into their own commit (round 25
+F3, F4). The mirror's own commands meanwhile never take that lock: the
+commit's index is a scratch file, and the new index is built in a copy and
+written into the held lock file. Plumbing that moves HEAD without the index
+(another work tree's script, ``update-ref``) is not stopped by it: the commit
+is checked against the HEAD it was built on, and a moved HEAD is said.
+
 git and its hooks run in a process group of their own, and the whole group
 is stopped at the deadline: a hung hook must neither hold the agent's answer
-nor outlive the mirror run. Before the mirror touches the file, the stash or
-the index it asks git whether a commit may happen now at all
-(:meth:`WorkTree.check_committable`): never during a merge, rebase, bisect or
-conflict, never on a detached HEAD, never over unmerged index entries.
+nor outlive the mirror run. A stop signal that ends the server interrupts the
+git commands still running, then removes the scratch indexes and the held
+``index.lock`` (:func:`~werkbaum_core.engine.lifetime.on_stop`): a commit left
+running would land after the process died, of an index no one updates. Before
+the mirror touches the file, the stash or the index it asks git whether a
+commit may happen now at all (:meth:`WorkTree.check_committable`): never
+during a merge, rebase, bisect or conflict, never on a detached HEAD, never
+over unmerged index entries, never while someone else holds the index.
 """
 
 from __future__ import annotations
@@ -29,7 +47,8 @@ import stat
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -88,6 +107,11 @@ _OLD_SUBJECT_VERSION = re.compile(r"\(Version ([0-9]+)")
 _NUMBER = re.compile(r"[0-9]+")
 _TRAILER_LINE = re.compile(r"^(?P<key>[^:]+):\s*(?P<value>.*)$")
 _LOCKED = re.compile(r"Unable to create '(?P<path>[^']+\.lock)': File exists")
+_SUMMARY = re.compile(r"^\[[^\n]*? (?P<sha>[0-9a-f]{40,})\] ", re.MULTILINE)
+"""The first line of ``git commit``'s summary, ``[main 1f0c…] subject`` (with
+``core.abbrev=40`` the whole sha; ``(root-commit)`` may come before it)."""
+LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+"""How git creates a lock file: it exists already, or it is this process's."""
 
 
 # ------------------------------------------------------------------ running git
@@ -118,13 +142,25 @@ _SCRATCH: set[str] = set()
 """Scratch index directories in use, removed by a stop signal that ends the process before
 their ``with`` does (:func:`~werkbaum_core.engine.lifetime.on_stop`)."""
 
+_RUNNING: set[int] = set()
+"""Process (group) ids of the git commands running now, interrupted by a stop signal."""
+
+_HELD: dict[str, tuple[int, int]] = {}
+"""The ``index.lock`` files this process holds (path: device and inode of the file it
+created), removed by a stop signal; a lock that is not that file any more is not ours."""
+
 
 @contextlib.contextmanager
-def _kept(scratch: str) -> Iterator[None]:
+def _scratch_dir() -> Iterator[Path]:
+    """A temporary directory of the mirror's own, removed when the block ends or, if a stop
+    signal ends the process first, by the stop's clean-up: it stays registered until it
+    is gone (once git is interrupted, the process may die while the block is ending)."""
+    scratch = tempfile.mkdtemp(prefix="werkbaum-index-")
     _SCRATCH.add(scratch)
     try:
-        yield
+        yield Path(scratch)
     finally:
+        shutil.rmtree(scratch, ignore_errors=True)
         _SCRATCH.discard(scratch)
 
 
@@ -133,7 +169,43 @@ def _remove_scratch() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-on_stop(_remove_scratch)
+def _stop_everything() -> None:
+    """On a stop signal: interrupt git, then remove the scratch indexes and the held locks.
+
+    git first, with SIGINT to its group as a Ctrl-C would (git removes its
+    own lock files, a hook runner puts back what it set aside): a ``git
+    commit`` left waiting for a hook would commit once the hook ends — after
+    this process died, so no one would set the index entry (a staged revert
+    of the commit), and of a scratch index removed meanwhile (an empty tree:
+    a commit deleting every file). git ends at once on SIGINT, whatever its
+    hooks do; one that does not within :data:`STOP_GRACE` gets SIGKILL. Bounded,
+    as a clean-up in the signal handler must be.
+    """
+    running = list(_RUNNING)
+    for pid in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGINT)
+    deadline = time.monotonic() + STOP_GRACE
+    for pid in running:
+        while not _ended(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not _ended(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+    _remove_scratch()
+    for lock, identity in list(_HELD.items()):
+        _remove_if_ours(lock, identity)
+
+
+def _ended(pid: int) -> bool:
+    """Whether the child ``pid`` has ended (it is not reaped here: its thread does that)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped already
+        return True
+
+
+on_stop(_stop_everything)
 
 
 def run_git(
@@ -143,16 +215,19 @@ def run_git(
     check: bool = True,
     literal: bool = True,
     index: Path | None = None,
+    settings: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """``git -c core.quotepath=false <args>`` in ``cwd``; ``GitError`` unless it could run.
 
     With ``check`` a non-zero exit is a ``GitError`` as well. stdin is the
     given text or bytes (a file's, as they are) or closed (never inherited:
     it is the stdio server's channel). The output is decoded as UTF-8.
+    ``settings``: more ``-c name=value`` for this command.
     """
     if not cwd.is_dir():
         raise GitError(f"the directory {cwd} does not exist (any more)")
-    command = ["git", "-c", "core.quotepath=false", *args]
+    configured = [arg for setting in settings for arg in ("-c", setting)]
+    command = ["git", "-c", "core.quotepath=false", *configured, *args]
     given = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
     try:
         process = subprocess.Popen(
@@ -169,7 +244,7 @@ def run_git(
         raise GitError("git is not installed (no `git` on the PATH)") from exc
     except OSError as exc:
         raise GitError(f"git {args[0]} could not run: {exc.strerror or exc}") from exc
-    with process:
+    with process, _running(process.pid):
         try:
             out, err = process.communicate(given, timeout=GIT_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -186,6 +261,15 @@ def run_git(
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
     return done
+
+
+@contextlib.contextmanager
+def _running(pid: int) -> Iterator[None]:
+    _RUNNING.add(pid)
+    try:
+        yield
+    finally:
+        _RUNNING.discard(pid)
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
@@ -238,10 +322,122 @@ def _locked(path: str) -> str:
 
 @attrs.frozen
 class Committed:
-    """A commit the mirror made; ``warning`` when git failed after making it."""
+    """A commit the mirror made (the sha git printed for it, not whatever HEAD names a moment
+    later); ``warning`` when git failed after making it, or HEAD had moved under it."""
 
     sha: str
     warning: str | None = None
+
+
+@attrs.frozen
+class Present:
+    """No commit: HEAD holds the file as the entry already. ``by``: the commit that put it
+    there when that is not a mirror commit (someone committed this text), else None;
+    ``warning`` when the index could not be given the entry."""
+
+    by: str | None
+    warning: str | None = None
+
+
+class IndexLocked(GitError):
+    """The repository's ``index.lock`` exists: a git command holds the index (or a crashed one
+    left the file). Raised before anything is touched."""
+
+
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
+
+
+def _remove_if_ours(lock: str, identity: tuple[int, int]) -> None:
+    """Remove ``lock`` if it is still the file this process created (not one that git made
+    after the mirror renamed its own over the index)."""
+    with contextlib.suppress(OSError):
+        if _identity(os.lstat(lock)) == identity:
+            os.unlink(lock)
+    _HELD.pop(lock, None)
+
+
+@attrs.define
+class HeldIndex:
+    """git's own lock on the repository's index, held by the mirror: ``index.lock``, created
+    as git creates it (``O_CREAT|O_EXCL``), so that every other git command that would
+    write the index — ``git add``, ``git commit``, ``git stash`` — fails while it exists.
+
+    Released exactly once: :meth:`replace` writes the new index into the lock file and
+    renames it over the index (git's lock-file protocol; the lock is gone with the
+    rename), :meth:`release` removes the lock file and leaves the index as it was.
+    Leaving the ``with`` block releases a lock that is still held, on any exception.
+    """
+
+    index: Path
+    """The repository's index (``git rev-parse --git-path index``)."""
+    lock: Path
+    _fd: int | None
+    _identity: tuple[int, int]
+
+    @classmethod
+    def take(cls, index: Path, lock: Path) -> HeldIndex:
+        """Create ``lock``; ``IndexLocked`` if it exists (nothing else is done then)."""
+        try:
+            fd = os.open(lock, LOCK_FLAGS, 0o666)
+        except FileExistsError:
+            raise IndexLocked(f"the index is locked: {_locked(str(lock))}") from None
+        except OSError as exc:
+            raise GitError(f"cannot lock the index ({lock}): {exc.strerror or exc}") from None
+        identity = _identity(os.fstat(fd))
+        _HELD[str(lock)] = identity
+        return cls(index=index, lock=lock, fd=fd, identity=identity)
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def replace(self, data: bytes) -> None:
+        """Make ``data`` the index, as git commits a lock file: written into the lock file,
+        with the old index's mode, synced, then renamed over the index. The lock is
+        released, whatever happens; ``GitError`` (the index as it was) if not all of it
+        worked, or if the lock file is not the mirror's any more (a hook removed it)."""
+        fd = self._fd
+        assert fd is not None, "the index lock is not held"
+        try:
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.pwrite(fd, view, len(data) - len(view)) :]
+            with contextlib.suppress(FileNotFoundError):
+                os.fchmod(fd, stat.S_IMODE(os.stat(self.index).st_mode))
+            os.fsync(fd)
+            if not self._ours():
+                raise GitError(f"{self.lock} was replaced while the mirror held it (by a hook?)")
+            os.rename(self.lock, self.index)
+        except OSError as exc:
+            self.release()
+            raise GitError(f"writing the index {self.index} failed: {exc.strerror or exc}") from exc
+        except BaseException:
+            self.release()
+            raise
+        self._fd = None
+        _HELD.pop(str(self.lock), None)
+        os.close(fd)
+
+    def release(self) -> None:
+        """Remove the lock file, if still held: the index stays as it was."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+            _remove_if_ours(str(self.lock), self._identity)
+
+    def _ours(self) -> bool:
+        try:
+            return _identity(os.lstat(self.lock)) == self._identity
+        except OSError:
+            return False
+
+    def __enter__(self) -> HeldIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 @attrs.frozen
@@ -306,9 +502,18 @@ class WorkTree:
         check: bool = True,
         literal: bool = True,
         index: Path | None = None,
+        settings: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
         """git at the top of the work tree (paths are given from there: :meth:`path_of`)."""
-        return run_git(self.top, *args, stdin=stdin, check=check, literal=literal, index=index)
+        return run_git(
+            self.top,
+            *args,
+            stdin=stdin,
+            check=check,
+            literal=literal,
+            index=index,
+            settings=settings,
+        )
 
     def path_of(self, name: str) -> str:
         """The file's path from the top of the work tree, as git's paths are given here."""
@@ -342,15 +547,17 @@ class WorkTree:
         found = self.git("rev-parse", "-q", "--verify", "HEAD", check=False)
         return found.stdout.strip() if found.returncode == 0 else None
 
-    def landed(self, before: str | None, name: str, entry: str) -> str | None:
-        """The commit of ``name`` as ``entry`` on top of ``before`` that HEAD names now, if
-        a failed ``git commit`` made it after all (a post-commit hook that was stopped at
-        the deadline fails the command after the branch moved); else None."""
+    def landed(self, before: str | None, name: str, entry: str, subject: str) -> str | None:
+        """The commit of ``name`` as ``entry`` on top of ``before`` with the mirror's
+        ``subject`` that HEAD names now, if a failed ``git commit`` made it after all (a
+        post-commit hook that was stopped at the deadline fails the command after the
+        branch moved); else None. Someone else's commit of the same text is not it."""
         after = self.head()
         if after is None or after == before:
             return None
-        parents = self.git("rev-list", "--parents", "-n", "1", after).stdout.split()[1:]
-        if parents != ([before] if before else []):
+        found = self.git("log", "-1", "--format=%P%n%s", after).stdout.split("\n", 1)
+        parents, made_subject = found[0].split(), found[1].rstrip("\n") if len(found) > 1 else ""
+        if parents != ([before] if before else []) or made_subject != subject:
             return None
         return after if self._tree_entry(after, name) == entry else None
 
@@ -406,46 +613,67 @@ class WorkTree:
             return kept if kept.startswith("100") else "100644"
         return "100755" if mode & stat.S_IXUSR else "100644"
 
-    def set_index_entry(self, name: str, entry: str | None, index: Path | None = None) -> None:
-        """Put an entry of :meth:`index_entry` into the index (None: take the file out of it).
-
-        Index only: git does not look at the file. ``index``: a scratch index.
-        The repository's index is written only if its entry differs (and never
-        over a conflict, :meth:`index_entry`): what needs no change is not
-        touched, so a locked index that needs none is no failure.
-        """
+    def set_index_entry(self, name: str, entry: str | None, index: Path) -> None:
+        """Put an entry of :meth:`index_entry` into the index file ``index`` (None: take the
+        file out of it): a scratch index or a copy of the repository's, never the
+        repository's own — while the mirror holds its lock, git could not write it
+        (:meth:`write_index_entry` does, through the lock). Index only: git does not look
+        at the file."""
         path = self.path_of(name)
-        if index is None and self.index_entry(name) == entry:
-            return
         if entry is None:
             self.git("update-index", "--force-remove", "--", path, index=index)
         else:
             self.git("update-index", "--add", "--cacheinfo", f"{entry},{path}", index=index)
 
-    @contextlib.contextmanager
-    def _scratch_index(self, *, head: bool = True, keep_stat: bool = False) -> Iterator[Path]:
-        """An index file of the mirror's own holding HEAD's tree (``head`` False, or no HEAD
-        yet: empty); ``read-tree`` without ``-u`` leaves the work tree alone.
+    def hold_index(self) -> HeldIndex:
+        """Take the repository's ``index.lock`` (:class:`HeldIndex`); ``IndexLocked`` if
+        someone holds it. Release it with the ``with`` block or :meth:`write_index_entry`."""
+        asked = ("--git-path", "index", "--git-path", "index.lock")
+        found = self.git("rev-parse", "--path-format=absolute", *asked).stdout.splitlines()
+        return HeldIndex.take(Path(found[0]), Path(found[1]))
 
-        ``keep_stat``: start from a copy of the repository's index, so that a
+    def write_index_entry(self, held: HeldIndex, name: str, entry: str) -> None:
+        """Give the file ``entry`` in the repository's index, as ``git add`` would, and
+        release the lock.
+
+        The new index is the held one with that entry, built in a copy (its other
+        entries, their stat data and extensions as they are) and written through the
+        lock (:meth:`HeldIndex.replace`). Written only if the entry differs: what needs
+        no change is not touched.
+        """
+        if self.index_entry(name) == entry:
+            held.release()
+            return
+        with _scratch_dir() as scratch:
+            copy = scratch / "index"
+            if held.index.is_file():
+                shutil.copyfile(held.index, copy)
+            self.set_index_entry(name, entry, copy)
+            held.replace(copy.read_bytes())
+
+    @contextlib.contextmanager
+    def _scratch_index(self, tree: str | None, *, stat_of: Path | None = None) -> Iterator[Path]:
+        """An index file of the mirror's own holding the tree of the commit ``tree`` (None:
+        empty); ``read-tree`` without ``-u`` leaves the work tree alone.
+
+        ``stat_of``: the repository's index, to start from a copy of it, so that a
         commit's refresh hashes only the files that changed, not every file.
         """
-        with tempfile.TemporaryDirectory(prefix="werkbaum-index-") as scratch, _kept(scratch):
-            index = Path(scratch) / "index"
-            if keep_stat:
-                found = self.git("rev-parse", "--path-format=absolute", "--git-path", "index")
-                real = Path(found.stdout.strip())
-                if real.is_file():
-                    shutil.copyfile(real, index)
-            if head and self.has_head():
-                self.git("read-tree", *(["-m", "-i"] if keep_stat else []), "HEAD", index=index)
+        with _scratch_dir() as scratch:
+            index = scratch / "index"
+            if stat_of is not None and stat_of.is_file():
+                shutil.copyfile(stat_of, index)
+            if tree is not None:
+                merged = ["-m", "-i"] if stat_of is not None else []
+                self.git("read-tree", *merged, tree, index=index)
             else:
                 self.git("read-tree", "--empty", index=index)
             yield index
 
-    def _tree_with(self, name: str, entry: str | None, *, head: bool = True) -> str:
-        """The sha of HEAD's tree (``head`` False: the empty tree) with the file as ``entry``."""
-        with self._scratch_index(head=head) as index:
+    def _tree_with(self, name: str, entry: str | None, base: str | None) -> str:
+        """The sha of the tree of the commit ``base`` (None: the empty tree) with the file as
+        ``entry``."""
+        with self._scratch_index(base) as index:
             self.set_index_entry(name, entry, index)
             return self.git("write-tree", index=index).stdout.strip()
 
@@ -467,15 +695,15 @@ class WorkTree:
         head = self.git("rev-parse", "HEAD").stdout.strip()
         branch = self.git("symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
         on = branch or "(no branch)"
-        title = self.git("log", "-1", "--format=%h %s", "HEAD").stdout.strip()
+        title = self.git("log", "-1", "--format=%h %s", head).stdout.strip()
         staged = self._commit_tree(
-            self._tree_with(name, state.index), f"index on {on}: {title}", head
+            self._tree_with(name, state.index, head), f"index on {on}: {title}", head
         )
         parents = [head, staged]
         if state.index is None and state.tree is not None:  # untracked: the third parent
-            alone = self._tree_with(name, state.tree, head=False)
+            alone = self._tree_with(name, state.tree, None)
             parents.append(self._commit_tree(alone, f"untracked files on {on}: {title}"))
-        worked = self._tree_with(name, state.tree if state.index is not None else None)
+        worked = self._tree_with(name, state.tree if state.index is not None else None, head)
         subject = f"On {on}: {message}"
         sha = self._commit_tree(worked, subject, *parents)
         self.git("stash", "store", "-q", "-m", subject, sha)
@@ -539,16 +767,16 @@ class WorkTree:
         more: while a rebase, ``git am`` or bisect is under way (a commit
         would land on the detached HEAD of someone's operation, and
         ``rebase --continue`` would drop a picked commit), while any path is
-        unmerged (a conflicted ``stash pop`` leaves no other trace), on a
+        unmerged (a conflicted ``stash pop`` leaves no other trace), and on a
         detached HEAD (the commit would drop out of sight at the next
-        checkout), and while the index is locked.
+        checkout). A locked index is refused by taking its lock
+        (:meth:`hold_index`), which the mirror holds while it asks this.
         """
         path = self.path_of(name)
         unmerged = self.git("ls-files", "-z", "--unmerged").stdout.split("\0")
         paths = list(dict.fromkeys(line.split("\t", 1)[1] for line in unmerged if "\t" in line))
         asked = [arg for marker, _ in _IN_PROGRESS for arg in ("--git-path", marker)]
-        found = self.git("rev-parse", "--path-format=absolute", *asked, "--git-path", "index.lock")
-        *markers, lock = found.stdout.splitlines()
+        markers = self.git("rev-parse", "--path-format=absolute", *asked).stdout.splitlines()
         for (_, doing), marker in zip(_IN_PROGRESS, markers, strict=True):
             if os.path.lexists(marker):
                 return f"cannot commit {path} during a {doing}"
@@ -566,41 +794,139 @@ class WorkTree:
                 f"cannot commit {path} on a detached HEAD (no branch checked out): the "
                 "commit would drop out of sight at the next checkout; switch to a branch"
             )
-        if os.path.lexists(lock):
-            return f"the index is locked: {_locked(lock)}"
         return None
 
-    def commit(self, name: str, entry: str, message: str) -> Committed | None:
-        """Commit the file as ``entry`` and nothing else (other staged changes stay staged).
+    def commit(self, name: str, entry: str, message: str, held: HeldIndex) -> Committed | Present:
+        """Commit the file as ``entry`` and nothing else (other staged changes stay staged),
+        then give it that entry in the index, as ``git add`` would, which releases ``held``.
 
-        The index gets the entry, as ``git add`` would give it. None if that
-        equals the committed one: git would refuse an empty commit, and there
-        is nothing to record. The commit is ``git commit`` of a scratch index
-        — HEAD's tree with the entry, what ``git commit -- <file>`` commits —
-        so the hooks run (and see that index), but git never reads the file.
-        Refused before the index is touched (:meth:`_refusal`; asked again
-        here, as a merge may have begun since the caller asked). A commit that
-        git made before it failed (a post-commit hook stopped at the deadline)
-        is a commit, with the failure as its warning: putting the file back
-        would stage a revert of it.
+        The caller holds the index (``held``) from before it looked at the file's entries:
+        no one else's ``git commit`` or ``git add`` can land in between. HEAD is read
+        once; the commit is ``git commit`` of a scratch index holding that commit's tree
+        with the entry — what ``git commit -- <file>`` commits — so the hooks run (and
+        see that index), but git never reads the file and never needs the held lock. The
+        sha reported is the one git printed for its commit. Its parent is checked: if
+        HEAD moved between the read and the commit (plumbing, a script in another work
+        tree), the commit is on top of a commit whose changes its tree lacks, and its
+        warning says so.
+
+        :class:`Present` if HEAD holds the entry already, before the commit or because
+        someone committed it meanwhile (git refuses an empty commit): nothing to record,
+        and the file keeps the text HEAD holds. A commit that git made before it failed
+        (a post-commit hook stopped at the deadline) is a commit, with the failure as
+        its warning: putting the file back would stage a revert of it. Raises only when
+        no commit holds the entry; the index is then as it was (``held`` is still held).
         """
-        refusal = self._refusal(name)
-        if refusal is not None:
-            raise GitError(refusal)
-        self.set_index_entry(name, entry)
-        if entry == self.head_entry(name):
-            return None
         before = self.head()
-        with self._scratch_index(keep_stat=True) as index:
+        if before is not None and self._tree_entry(before, name) == entry:
+            return self._present(held, before, name, entry)
+        with self._scratch_index(before, stat_of=held.index) as index:
             self.set_index_entry(name, entry, index)
             try:
-                self.git("commit", "-q", "--cleanup=whitespace", "-m", message, index=index)
+                done = self.git(
+                    "commit",
+                    "--cleanup=whitespace",
+                    "-m",
+                    message,
+                    index=index,
+                    settings=["core.abbrev=40"],
+                )
             except GitError as failure:
-                made = self.landed(before, name, entry)
-                if made is None:
-                    raise
-                return Committed(made, f"committed, but then {failure} (a post-commit hook?)")
-        return Committed(self.git("rev-parse", "HEAD").stdout.strip())
+                return self._after_failure(held, before, name, entry, message, failure)
+        made = self._printed(done.stdout) or self.landed(before, name, entry, _subject(message))
+        return self._committed(held, made, before, name, entry)
+
+    def _printed(self, summary: str) -> str | None:
+        """The commit ``git commit`` says it made (``[main <sha>] …``), None if it said
+        none: then the caller takes HEAD, if that is the mirror's commit."""
+        printed = _SUMMARY.search(summary)
+        if printed is None:
+            return None
+        found = self.git("rev-parse", "-q", "--verify", f"{printed['sha']}^{{commit}}")
+        return found.stdout.strip()
+
+    def _committed(
+        self,
+        held: HeldIndex,
+        made: str | None,
+        before: str | None,
+        name: str,
+        entry: str,
+        warning: str | None = None,
+    ) -> Committed:
+        """The commit ``made``, with the file's index entry set; what went wrong after git
+        made it is its warning (never a failure: the commit stands)."""
+        warnings = [warning] if warning else []
+        if made is None:
+            made = self.head() or ""
+            warnings.append(f"git did not say which commit it made; HEAD is {made[:12]}")
+        else:
+            parents = self.git("rev-list", "--parents", "-n", "1", made).stdout.split()[1:]
+            if parents != ([before] if before else []):
+                warnings.append(_moved(before, parents, made))
+        try:
+            self.write_index_entry(held, name, entry)
+        except GitError as exc:
+            warnings.append(f"committed, but then {_index_not_written(self.path_of(name), exc)}")
+        return Committed(made, "; ".join(warnings) or None)
+
+    def _after_failure(
+        self,
+        held: HeldIndex,
+        before: str | None,
+        name: str,
+        entry: str,
+        message: str,
+        failure: GitError,
+    ) -> Committed | Present:
+        """After a failed ``git commit``: the commit if git made it all the same, or
+        :class:`Present` if HEAD holds the entry now (someone committed it while the
+        commit ran: nothing to commit); otherwise the failure is raised."""
+        made = self.landed(before, name, entry, _subject(message))
+        if made is not None:
+            warning = f"committed, but then {failure} (a post-commit hook?)"
+            return self._committed(held, made, before, name, entry, warning)
+        after = self.head()
+        if after is not None and after != before and self._tree_entry(after, name) == entry:
+            return self._present(held, after, name, entry)
+        raise failure
+
+    def _present(self, held: HeldIndex, head: str, name: str, entry: str) -> Present:
+        """HEAD (``head``) holds the entry: the index gets it too (the file holds it), and
+        who committed it is told when it was not the mirror. Never raises for the index:
+        the caller would put back a text older than HEAD's."""
+        path = self.path_of(name)
+        out = self.git("log", "-1", "-z", "--format=%H%n%B", head, "--", path)
+        sha, _, message = out.stdout.rstrip("\0").partition("\n")
+        by = sha if sha and self._version_of(message) is None else None
+        try:
+            self.write_index_entry(held, name, entry)
+        except GitError as exc:
+            return Present(by, _index_not_written(path, exc))
+        return Present(by)
+
+
+def _index_not_written(path: str, failure: GitError) -> str:
+    return (
+        f"{failure}; the index still has the old {path} (`git status` shows a staged change "
+        f"back to it: `git restore --staged {path}` drops it)"
+    )
+
+
+def _subject(message: str) -> str:
+    """A commit message's subject as git keeps it (``--cleanup=whitespace``)."""
+    return message.strip().split("\n", 1)[0].strip()
+
+
+def _moved(before: str | None, parents: list[str], made: str) -> str:
+    """The warning for a commit whose parent is not the HEAD its tree was built from."""
+    now = parents[0][:12] if parents else "nothing"
+    return (
+        f"HEAD moved from {(before or 'no commit')[:12]} to {now} while the mirror built its "
+        f"commit (not through the index: another work tree, a script), so {made[:12]} has "
+        f"the tree of {(before or 'no commit')[:12]} with the file: it may undo what {now} "
+        f"changed — check `git show --stat {made[:12]}`"
+    )
 
 
 def _in_conflict(path: str) -> str:

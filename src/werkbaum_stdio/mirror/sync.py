@@ -1,8 +1,14 @@
-"""The mirror itself: fetch the document, write the file, commit it; and its server wiring."""
+"""The mirror itself: fetch the document, write the file, commit it; and its server wiring.
+
+Runs take turns under the mirror lock (:mod:`.lock`: other mirror runs), and
+each attempt at the file holds the repository's index (``index.lock``,
+:class:`~werkbaum_stdio.mirror.git.HeldIndex`: everyone else's git) from its
+look at the file's entries to the new index entry after the commit, so that a
+person's ``git commit`` can neither land between the two nor take the plan.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +22,7 @@ from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumErr
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
-from werkbaum_stdio.mirror.git import FileState, GitError, WorkTree
+from werkbaum_stdio.mirror.git import FileState, GitError, HeldIndex, IndexLocked, Present, WorkTree
 from werkbaum_stdio.mirror.lock import mirror_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
 from werkbaum_stdio.mirror.target import Contents, FileChanged, FileProblem, MirrorTarget
@@ -64,12 +70,14 @@ class MirrorOutcome:
 
     ``to_json`` is the write result's ``mirror`` field; it is always an object
     (the write output schema types ``mirror`` as one), told apart by its key:
-    ``{"commit", "version"}``, ``{"unchanged": true, "version"}``,
-    ``{"written", "version"}``, ``{"skipped": true, "version", "archived"}`` (git
-    archives a newer version already: another mirror run was later; nothing
-    touched) or ``{"error"}``; plus ``"handEditStash"`` (the stash commit that
-    keeps an overwritten hand edit) when there was one, and a commit's ``"warning"``
-    when git failed after making it.
+    ``{"commit", "version"}``, ``{"unchanged": true, "version"}`` (with
+    ``"committedBy"`` when HEAD holds the text already in a commit that is not a
+    mirror commit: someone committed it), ``{"written", "version"}``,
+    ``{"skipped": true, "version", "archived"}`` (git archives a newer version
+    already: another mirror run was later; nothing touched) or ``{"error"}``;
+    plus ``"handEditStash"`` (the stash commit that keeps an overwritten hand
+    edit) when there was one, and a ``"warning"`` when git failed after making
+    the commit, HEAD moved under it, or the index could not be given the entry.
     """
 
     kind: Literal["commit", "written", "unchanged", "skipped", "error"]
@@ -85,8 +93,11 @@ class MirrorOutcome:
     archived: int | None = None
     """Skipped: the newer version the file's last mirror commit holds."""
     warning: str | None = None
-    """Committed, but git failed after the commit (a post-commit hook stopped at the
-    deadline): the commit stands, and the file and index keep it."""
+    """Committed (or unchanged), but git failed after the commit (a post-commit hook
+    stopped at the deadline), HEAD had moved under it, or the index could not be given
+    the entry: the commit stands, and the file keeps it."""
+    committed_by: str | None = None
+    """Unchanged: the commit (not a mirror commit) in which HEAD holds this text already."""
 
     @classmethod
     def failed(cls, stage: Stage, message: str) -> MirrorOutcome:
@@ -104,12 +115,16 @@ class MirrorOutcome:
                 out["warning"] = self.warning
         elif self.kind == "unchanged":
             out = {"unchanged": True, "version": self.version}
+            if self.committed_by is not None:
+                out["committedBy"] = self.committed_by
         elif self.kind == "written":
             out = {"written": self.file, "version": self.version}
         elif self.kind == "skipped":
             out = {"skipped": True, "version": self.version, "archived": self.archived}
         else:
             out = {"error": self.error}
+        if self.kind == "unchanged" and self.warning is not None:
+            out["warning"] = self.warning
         if self.kept is not None:
             out["handEditStash"] = self.kept
         return out
@@ -124,7 +139,9 @@ class MirrorOutcome:
         if self.kind == "written":
             return f"Written: {self.file} — {shown}"
         if self.kind == "unchanged":
-            return f"Unchanged: {shown} — nothing to do.{kept}"
+            by = f" (committed by {self.committed_by[:7]})" if self.committed_by else ""
+            warned = f" Warning: {self.warning}." if self.warning else ""
+            return f"Unchanged: {shown} — nothing to do{by}.{kept}{warned}"
         if self.kind == "skipped":
             return f"Skipped: {shown} — git has version {self.archived} already, nothing to do."
         return f"mirror failed ({self.stage}): {self.error}"
@@ -202,6 +219,8 @@ class Mirror:
         Nothing the backend says waits inside the lock, and everything about
         the file is decided inside it, from a fresh read: a save by hand or
         another mirror's commit during a slow fetch is seen, not overwritten.
+        The repository's index is held only for each attempt's look, write and
+        commit (:meth:`_commit_once`), never while the backend answers.
         """
         fetched = self._fetch()
         data = _encode(fetched.text, self.document)
@@ -254,11 +273,35 @@ class Mirror:
 
         Then this run has written nothing and dropped its stash again, and the
         caller starts over from a fresh read, so that the new save is the one
-        stashed.
+        stashed. All of it holds the repository's index (:class:`HeldIndex`): a
+        person's ``git commit`` meanwhile fails instead of landing between the
+        mirror's look at HEAD and its commit. An index someone else holds is a
+        refusal — unless there is nothing to do anyway.
         """
         assert self.repo is not None
-        repo, name = self.repo, self.file.name
         found = self.target.read()
+        try:
+            held = self.repo.hold_index()
+        except IndexLocked as locked:
+            look = self._look(fetched, data, found)
+            if look.outcome is not None:
+                return look.outcome
+            raise GitError(f"{locked}; the file and the index were not touched") from None
+        with held:
+            return self._commit_held(fetched, data, history, via, found, held)
+
+    def _commit_held(
+        self,
+        fetched: Fetched,
+        data: bytes,
+        history: History,
+        via: str | None,
+        found: Contents,
+        held: HeldIndex,
+    ) -> MirrorOutcome | None:
+        """:meth:`_commit_once` with the index held: the look at git, then the change."""
+        assert self.repo is not None
+        repo, name = self.repo, self.file.name
         look = self._look(fetched, data, found)
         if look.outcome is not None:
             return look.outcome
@@ -267,20 +310,22 @@ class Mirror:
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
-        run = _Run(found=found, index=state.index, wrote=None, kept=kept)
+        run = _Run(found=found, wrote=None, kept=kept)
         try:
             if not same:
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
-            made = repo.commit(name, repo.entry_of(name, data, mode, state.index), message)
+            made = repo.commit(name, repo.entry_of(name, data, mode, state.index), message, held)
         except FileChanged:  # only the write raises it: nothing written
             if kept is not None:
                 repo.drop_stash(kept)
             return None
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(run, exc)) from exc
-        if made is None:  # the file only went back to its committed text (a hand edit undone)
-            return self._outcome("unchanged", fetched, kept=kept)
+        if isinstance(made, Present):  # HEAD holds the text: a hand edit undone, or committed
+            return self._outcome(
+                "unchanged", fetched, kept=kept, committed_by=made.by, warning=made.warning
+            )
         subject = message.split("\n", 1)[0]
         return self._outcome(
             "commit", fetched, commit=made.sha, subject=subject, kept=kept, warning=made.warning
@@ -307,14 +352,14 @@ class Mirror:
         return self.repo.stash(self.file.name, state, message)
 
     def _put_back(self, run: _Run, failure: Exception) -> str:
-        """After a failed write or commit: the file and its index entry as they were; what to
-        report, true in every case.
+        """After a failed write or commit: the file as it was; what to report, true in every
+        case.
 
         The file is put back only if it still holds what the mirror wrote — a
-        save by hand since then stays as it is. The index entry is put back
-        whatever became of the file. The stash is dropped only when the file
-        and the index both hold the hand edit again; otherwise the report
-        names it.
+        save by hand since then stays as it is. The index needs nothing: the
+        mirror writes it only once its commit is made (:meth:`WorkTree.commit`),
+        and no one else can while the mirror holds it. The stash is dropped only
+        when the file holds the hand edit again; otherwise the report names it.
         """
         assert self.repo is not None
         try:
@@ -322,34 +367,14 @@ class Mirror:
             file_said = "the file is as it was" if file_back else _LEFT
         except FileProblem as exc:
             file_back, file_said = False, f"putting the file back failed ({exc})"
-        index_back, index_said = self._put_back_index(run.index, failure)
-        if file_back and index_back:
+        if file_back:
             if run.kept is not None:
                 self.repo.drop_stash(run.kept)  # the hand edit is back where it was
             return f"{failure}; the file and the index are as they were"
         kept = (
             f"; the hand edit the mirror overwrote is in git stash {run.kept}" if run.kept else ""
         )
-        return f"{failure}; {file_said}; {index_said}{kept}"
-
-    def _put_back_index(self, entry: str | None, failure: Exception) -> tuple[bool, str]:
-        """Put the file's index entry back; whether it is as it was, and what to say.
-
-        A failed put-back may still leave the entry as it was (a stale
-        ``index.lock`` stopped the commit's change too), so the entry is read
-        before anything is reported about it.
-        """
-        assert self.repo is not None
-        name = self.file.name
-        try:
-            self.repo.set_index_entry(name, entry)
-            return True, "the index is as it was"
-        except GitError as exc:
-            with contextlib.suppress(GitError):
-                if self.repo.index_entry(name) == entry:
-                    return True, "the index is as it was"
-            why = "for the same reason" if str(exc) == str(failure) else f"({exc})"
-            return False, f"putting its index entry back failed {why}"
+        return f"{failure}; {file_said}; the index is as it was{kept}"
 
     def _outcome(
         self,
@@ -361,6 +386,7 @@ class Mirror:
         kept: str | None = None,
         archived: int | None = None,
         warning: str | None = None,
+        committed_by: str | None = None,
     ) -> MirrorOutcome:
         return MirrorOutcome(
             kind=kind,
@@ -372,6 +398,7 @@ class Mirror:
             kept=kept,
             archived=archived,
             warning=warning,
+            committed_by=committed_by,
         )
 
     def _fetch(self) -> Fetched:
@@ -417,8 +444,6 @@ class _Run:
 
     found: Contents
     """The file's bytes and mode before the run (None: there was none)."""
-    index: str | None
-    """Its index entry before the run."""
     wrote: bytes | None
     """What the mirror wrote (with the mode the file had, or a new file's); None: nothing."""
     kept: str | None
