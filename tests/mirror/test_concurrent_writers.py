@@ -243,8 +243,8 @@ def test_the_cron_command_stashes_a_save_made_while_it_waited_for_the_history(
     assert "commit" in Mirror.create(doc_id, plan, store, None).sync(None).to_json()
     plan.write_text(plan.read_text(encoding="utf-8") + "  - [ ] #early: by hand (S)\n", "utf-8")
     human.patch(doc_id, [{"op": "replace", "index": 1, "count": 1, "lines": ["  - [~] #a: A (S)"]}])
-    with backend.faults.injected(Held(path="/history")) as held, cron(doc_id, plan, backend) as job:
-        assert held.arrived.wait(WAIT), "the cron command never asked for the history"
+    with backend.faults.injected(Held(path="/changes")) as held, cron(doc_id, plan, backend) as job:
+        assert held.arrived.wait(WAIT), "the cron command never asked for the changes"
         plan.write_text(plan.read_text(encoding="utf-8") + LATE, encoding="utf-8")
         held.released.set()
         out, err = job.communicate(timeout=120)
@@ -294,7 +294,7 @@ async def test_two_servers_on_one_mirror_never_commit_an_older_version(
         client(repo, backend, doc_id, "agent-a") as a,
         client(repo, backend, doc_id, "agent-b") as b,
     ):
-        with backend.faults.injected(Held(path="/history")) as held:
+        with backend.faults.injected(Held(path="/changes")) as held:
             results: dict[str, dict[str, Any]] = {}
 
             async def write_a() -> None:
@@ -329,7 +329,7 @@ async def test_the_cron_job_fetched_earlier_skips_what_a_server_committed_later(
             doc_id, [{"op": "replace", "index": 2, "count": 1, "lines": ["  - [x] #b: B (M)"]}]
         )
         with (
-            backend.faults.injected(Held(path="/history")) as held,
+            backend.faults.injected(Held(path="/changes")) as held,
             cron(doc_id, plan, backend) as job,
         ):
             assert await anyio.to_thread.run_sync(held.arrived.wait, WAIT)

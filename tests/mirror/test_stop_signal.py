@@ -123,7 +123,7 @@ def second_write_in_its_mirror_step(
     """A first write, then a second whose document write has landed while its mirror
     step waits ``seconds`` for ``GET …/history``; yields the second's request id."""
     written = first_write(server)
-    with backend.faults.injected(Delayed(seconds=seconds, path="/history")):
+    with backend.faults.injected(Delayed(seconds=seconds, path="/changes")):
         args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
         pending = server.start("werkbaum_set_status", args)
         landed(human, doc, 3)

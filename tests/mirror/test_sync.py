@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.backend import Backend
+from tests.backend.faults import Huge
 from tests.backend.human import Human
 from tests.mirror.conftest import (
     AGENT,
@@ -129,16 +130,36 @@ def test_a_human_change_between_agent_writes_is_in_body_and_trailers(
     assert "  - [~] #b: B (M)" in git(repo, "show", f"HEAD:{REL}")
 
 
-def test_versions_the_history_no_longer_shows_are_named_as_missing(
+def test_a_sync_version_the_history_does_not_show_is_named_from_the_change_feed(
     repo: Path, human: Human, setup: tuple[str, Mirror, Agent]
 ) -> None:
-    """Without a pause Anna's sync version is neither a milestone nor the latest (§5.4)."""
+    """Without a pause Anna's sync version is neither a milestone nor the latest, so the
+    history lacks it (§5.4); the change feed, which the mirror reads instead (round 25
+    soak F2: the history's texts made every mirrored write slower as a document aged),
+    names every version not yet compacted."""
     doc_id, _mirror, agent = setup
     agent.write("setStatus", {"id": "a", "status": "x"})
     human.patch(doc_id, [{"op": "replace", "index": 2, "count": 1, "lines": ["  - [~] #b: B (M)"]}])
     agent.write("setStatus", {"id": "c", "status": "~"})
-    assert body(repo) == "v3 (not in history) · v4 Claude Code"
-    assert trailers(repo) == ["Werkbaum-Changed-By: Claude Code", "Werkbaum-Version: 4"]
+    assert body(repo) == "v3 Anna · v4 Claude Code"
+    assert trailers(repo) == [
+        "Werkbaum-Changed-By: Anna",
+        "Werkbaum-Changed-By: Claude Code",
+        "Werkbaum-Version: 4",
+    ]
+
+
+def test_a_mirrored_write_does_not_read_the_documents_history(
+    repo: Path, backend: Backend, setup: tuple[str, Mirror, Agent]
+) -> None:
+    """The history holds every milestone's whole text: read after every write, it made a
+    mirrored write slower as the document aged, until its 30 s deadline failed every run
+    (round 25 soak F2). A history of 300 MB here: the mirror neither waits for it nor fails."""
+    _doc_id, _mirror, agent = setup
+    with backend.faults.injected(Huge(path="/history")):
+        _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
+    assert outcome is not None and "commit" in outcome, outcome
+    assert trailers(repo)[-1] == "Werkbaum-Version: 2"
 
 
 def test_other_staged_files_stay_staged_and_uncommitted(

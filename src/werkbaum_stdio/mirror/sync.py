@@ -233,7 +233,12 @@ class Mirror:
             found = self.target.read()
             if _bytes_of(found) == data and self.repo.state(self.file.name, found).clean:
                 return self._outcome("unchanged", fetched)
-        history = self.store.history(self.document)
+            archived = self.repo.previous_version(self.file.name)
+        # Who changed what since the last mirror commit: the change feed's events (the
+        # history carries every milestone's whole text: its cost grew with the document's
+        # age, round 25 soak F2). A commit another run makes meanwhile only narrows what
+        # the body names (commit_message takes the entries after the archived version).
+        history = self.store.changes(self.document, archived or 0)
         with mirror_lock(self.repo, self.file):
             for _ in range(ATTEMPTS):
                 done = self._commit_once(fetched, data, history, via)
