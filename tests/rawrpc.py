@@ -38,7 +38,10 @@ class PipeClient:
     The server's stderr goes to an unnamed temporary file, quoted when it exits early.
     """
 
-    def __init__(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, argv: Sequence[str], cwd: Path, env: Mapping[str, str], stderr: int | None = None
+    ) -> None:
+        """``stderr``: a descriptor the server's stderr goes to instead (then not quoted)."""
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
@@ -47,7 +50,7 @@ class PipeClient:
             env=dict(env),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self._err,
+            stderr=self._err if stderr is None else stderr,
         )
         self._buffer = b""
         self._next_id = 100
