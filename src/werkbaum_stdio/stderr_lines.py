@@ -10,19 +10,23 @@ stdin itself; the session was dead without a word (round 25 soak, finding 1).
 So stderr gets what stdout has (:mod:`werkbaum_stdio.pipes`): one thread does
 the blocking writes, behind a bounded queue. A line that finds the queue full
 is dropped and counted, and once the host reads again one line says how many
-were dropped. At exit the queue is written out for up to
-:data:`EXIT_WAIT` seconds, so a host that reads loses nothing.
+were dropped. At exit, and when a stop signal ends the process, the queue is
+written out for up to :data:`EXIT_WAIT` seconds, so a host that reads loses
+nothing.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import queue
 import threading
 import time
+
+from werkbaum_core.engine.lifetime import on_stop
 
 QUEUED_LINES = 4096
 """Lines waiting for stderr before new ones are dropped (a few hundred KiB at most)."""
@@ -54,6 +58,10 @@ class StderrLines:
                 self._dropped += 1
             else:
                 self._dropped = 0
+
+    def written(self, timeout: float) -> None:
+        """:meth:`flush` for a clean-up that only needs it done (or the time up)."""
+        self.flush(timeout)
 
     def flush(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds until every queued line is written (a count of
@@ -107,7 +115,10 @@ def _dropped_note(count: int) -> bytes:
 
 STDERR = StderrLines()
 """The one writer of this process's stderr lines (logs and audit lines)."""
-atexit.register(STDERR.flush, EXIT_WAIT)
+atexit.register(STDERR.written, EXIT_WAIT)
+# A stop signal ends the process without atexit: the audit lines of the writes it waited
+# for, and its own "stopped" lines, are written out first (as long as the host reads).
+on_stop(functools.partial(STDERR.written, EXIT_WAIT))
 
 
 class QueuedStderrHandler(logging.Handler):

@@ -10,6 +10,7 @@ real pipes here; each answer has a deadline.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -83,3 +84,33 @@ def _read_all(fd: int) -> bytes:
         chunks.append(chunk)
     os.close(fd)
     return b"".join(chunks)
+
+
+def test_a_stop_signal_writes_the_queued_audit_lines_out_first(tmp_path: Path) -> None:
+    """A stop signal ends the process without atexit: the audit lines still queued (here
+    ~48 KB behind a full 64 KiB pipe that the host reads only from the moment it stops
+    the server) must not die with it — the audit trail says who changed what."""
+    (tmp_path / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
+    read_end, write_end = os.pipe()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    client = PipeClient([str(SERVER), "--root", str(tmp_path)], tmp_path, env, stderr=write_end)
+    os.close(write_end)
+    received: list[bytes] = []
+    try:
+        client.handshake()
+        arguments = {"source": "plan.werkbaum", "base": STALE, "id": "a", "status": "x"}
+        for number in range(400):
+            call = {"name": "werkbaum_set_status", "arguments": arguments}
+            client.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+            client.receive(number, timeout=ANSWER_SECONDS)
+        client.process.send_signal(signal.SIGTERM)
+        reader = threading.Thread(target=lambda: received.append(_read_all(read_end)))
+        reader.start()  # the host reads from now on
+        assert client.process.wait(timeout=ANSWER_SECONDS) == -signal.SIGTERM
+        reader.join(ANSWER_SECONDS)
+    finally:
+        if client.process.poll() is None:
+            client.process.kill()
+        client.close(timeout=ANSWER_SECONDS)
+    audited = [line for line in received[0].decode().splitlines() if '"tool"' in line]
+    assert len(audited) == 400
