@@ -139,15 +139,25 @@ def worst_exit(diagnostics: Iterable[Diagnostic], strict: bool) -> int:
 
 
 def summary(diagnostics: Sequence[Diagnostic], files: int) -> str:
-    """``3 errors, 1 warning in 2 files (5 checked)``, or ``no problems (5 files checked)``."""
-    if not diagnostics:
+    """``3 errors, 1 warning in 2 files (5 checked)``, or ``no problems (5 files checked)``;
+    a file that could not be read or analysed is said apart, and not counted as checked:
+    ``1 error, 0 warnings in 1 file; 1 file not read (2 checked)``."""
+    unread = len({d.file for d in diagnostics if d.fatal})
+    findings = [d for d in diagnostics if not d.fatal]
+    checked = files - unread
+    if not findings and not unread:
         return f"no problems ({_count(files, 'file')} checked)"
-    errors, warnings = counts(diagnostics)
-    affected = len({d.file for d in diagnostics})
-    return (
-        f"{_count(errors, 'error')}, {_count(warnings, 'warning')} "
-        f"in {_count(affected, 'file')} ({files:,} checked)"
-    )
+    said = []
+    if findings:
+        errors, warnings = counts(findings)
+        affected = len({d.file for d in findings})
+        said.append(
+            f"{_count(errors, 'error')}, {_count(warnings, 'warning')} "
+            f"in {_count(affected, 'file')}"
+        )
+    if unread:
+        said.append(f"{_count(unread, 'file')} not read")
+    return f"{'; '.join(said)} ({checked:,} checked)"
 
 
 def counts(diagnostics: Iterable[Diagnostic]) -> tuple[int, int]:

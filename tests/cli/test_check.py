@@ -99,7 +99,7 @@ def test_one_unreadable_file_hides_nothing_else(tmp_path: Path) -> None:
     assert (
         "binary.werkbaum: error unreadable: not UTF-8 text (byte 0xff at offset 0)" in result.stdout
     )
-    assert result.stderr == "4 errors, 1 warning in 3 files (4 checked)\n"
+    assert result.stderr == "3 errors, 1 warning in 2 files; 1 file not read (3 checked)\n"
 
 
 def test_content_warnings_pass_unless_strict(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ def test_a_closed_stdin_is_an_unreadable_plan(folder: Path) -> None:
     check = shell("<&-", ["check", "-"], folder)
     assert check.returncode == 2, check.stderr
     assert check.stdout == "<stdin>: error unreadable: standard input is closed\n"
-    assert check.stderr == "1 error, 0 warnings in 1 file (1 checked)\n"
+    assert check.stderr == "1 file not read (0 checked)\n"
     for command in ("inspect", "render"):
         result = shell("<&-", [command, "-"], folder)
         assert (result.returncode, result.stderr) == (2, "werkbaum: -: standard input is closed\n")
