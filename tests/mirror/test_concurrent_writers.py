@@ -141,7 +141,7 @@ def test_a_failed_commit_leaves_a_save_made_after_the_mirror_wrote(
     [entry] = stashes(repo)
     sha = entry.split()[0]
     assert git(repo, "show", f"{sha}:{REL}") == HAND
-    assert "the file was changed again after the mirror wrote it, so it was left as it is" in error
+    assert "; the file was changed again after the mirror wrote it (by a save, or by a" in error
     assert f"the hand edit the mirror overwrote is in git stash {sha}" in error
     assert "as they were" not in error
     assert commits(repo) == before
@@ -158,8 +158,10 @@ def test_a_failed_commit_without_a_hand_edit_leaves_a_later_save_too(
     _, outcome = agent.write("setStatus", {"id": "b", "status": "~"})
     assert outcome is not None
     assert (repo / REL).read_text(encoding="utf-8").endswith(LATE)
+    # The hook that rewrites files (and fails) is named, with what to do about it.
     assert outcome["error"].endswith(
-        "; the file was changed again after the mirror wrote it, so it was left as it is; "
+        "by a commit hook that rewrites files, such as end-of-file-fixer: it fails every "
+        "mirror commit of this text, so exclude the plan from it), so it was left as it is; "
         "the index is as it was"
     )
     assert stashes(repo) == []

@@ -430,7 +430,13 @@ def _hand_edit(state: FileState, same: bool) -> bool:
     return state.tree is not None or staged
 
 
-_LEFT = "the file was changed again after the mirror wrote it, so it was left as it is"
+_LEFT = (
+    "the file was changed again after the mirror wrote it (by a save, or by a commit hook "
+    "that rewrites files, such as end-of-file-fixer: it fails every mirror commit of this "
+    "text, so exclude the plan from it), so it was left as it is"
+)
+"""Said when the put-back after a failed commit finds the file changed (round 24 F7: a
+fixing hook's output was left, stashed as a hand edit on the next run, on every run)."""
 
 
 @attrs.frozen
