@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,28 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.fixture
+def ignoring(request: pytest.FixtureRequest) -> Iterator[bool]:
+    """With param True, this process (the mirror's) ignores SIGINT and SIGTERM while the test
+    runs, as one started by a script without job control (``werkbaum-mcp &``) ignores
+    SIGINT; git and its hooks inherit what is ignored."""
+    ignored: bool = getattr(request, "param", False)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    if ignored:
+        for sig in before:
+            signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield ignored
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+SERVER_SIGNALS = pytest.mark.parametrize(
+    "ignoring", [False, True], ids=["server-default", "server-ignores-stops"], indirect=True
+)
+
+
 def hanging_hook(repo: Path, pids: Path, trap: str = "", name: str = "pre-commit") -> None:
     """A hook (pre-commit) that starts a child and waits for it (1000 s); both pids in ``pids``."""
     hook = repo / ".git" / "hooks" / name
@@ -260,14 +283,22 @@ def test_ctrl_c_of_the_cron_command_stops_the_hook_too(
 
 
 @pytest.mark.parametrize(
-    "trap",
-    ["", "trap '' TERM\n", "trap '' INT TERM\n"],
-    ids=["plain", "ignores-sigterm", "ignores-sigint-and-sigterm"],
+    ("trap", "ignoring"),
+    [("", False), ("trap '' TERM\n", False), ("trap '' INT TERM\n", False), ("", True)],
+    ids=["plain", "ignores-sigterm", "ignores-sigint-and-sigterm", "server-ignores-stops"],
+    indirect=["ignoring"],
 )
 def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
-    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, trap: str
+    repo: Path,
+    agent: Agent,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    trap: str,
+    ignoring: bool,
 ) -> None:
-    """Before: git alone was killed; the hook and its child ran on, one pair per write."""
+    """Before: git alone was killed; the hook and its child ran on, one pair per write.
+    With the server ignoring SIGINT and SIGTERM, git and the hook inherited that: git
+    outlived the stop and the error was "git commit failed (exit 1): no output"."""
     monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 2.0)
     pids = tmp_path / "pids"
     hanging_hook(repo, pids, trap)
@@ -287,12 +318,14 @@ def test_a_hung_hook_is_stopped_with_its_process_group_at_the_deadline(
     assert not (repo / ".git" / "index.lock").exists()  # held during the hook, then released
 
 
+@SERVER_SIGNALS
 def test_a_commit_that_a_hung_post_commit_hook_held_up_stands(
-    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ignoring: bool
 ) -> None:
     """Round 24 F2: the commit was made, then the hook was stopped; the mirror called it a
     failure and put the old file and index entry back: a staged revert, which the
-    person's next commit made. Now it is the commit, with the failure as a warning."""
+    person's next commit made. Now it is the commit, with the failure as a warning
+    (with the server ignoring the stop signals too: the commit had no warning then)."""
     monkeypatch.setattr(mirror_git, "GIT_TIMEOUT", 2.0)
     pids = tmp_path / "pids"
     hanging_hook(repo, pids, name="post-commit")
@@ -312,8 +345,9 @@ def test_a_commit_that_a_hung_post_commit_hook_held_up_stands(
     assert not (repo / ".git" / "index.lock").exists()
 
 
+@SERVER_SIGNALS
 def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(
-    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: Path, agent: Agent, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ignoring: bool
 ) -> None:
     """Round 24 F1, with the real pre-commit framework: it moves the unstaged changes of
     every other tracked file into a patch and checks HEAD out over them while its hooks

@@ -239,6 +239,7 @@ def run_git(
             stderr=subprocess.PIPE,
             shell=False,
             process_group=0,  # its own group: the deadline stops the hooks with it
+            preexec_fn=_stop_signals_by_default if _stop_signals_ignored() else None,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (no `git` on the PATH)") from exc
@@ -248,12 +249,13 @@ def run_git(
         try:
             out, err = process.communicate(given, timeout=GIT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            out, err = _stop_group(process)
-            if process.returncode < 0:  # stopped by the deadline, not finished
-                raise GitError(
-                    f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s "
-                    "(a hook still running?); git and its hooks were stopped"
-                ) from None
+            _stop_group(process)
+            # Whatever git's exit status after the stop (a hook runner that put its work
+            # back on SIGINT makes git exit 1), the deadline ended it, not git.
+            raise GitError(
+                f"git {args[0]} did not finish within {GIT_TIMEOUT:.0f} s "
+                "(a hook still running?); git and its hooks were stopped"
+            ) from None
         except BaseException:  # Ctrl-C of `werkbaum mirror`: its own group no longer gets it
             _stop_group(process)
             raise
@@ -261,6 +263,26 @@ def run_git(
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]} failed (exit {done.returncode}): {_said(done)}")
     return done
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_signals_ignored() -> bool:
+    """Whether this process ignores a signal the deadline stops git with.
+
+    An ignored signal stays ignored across ``exec``: a server started in the background
+    of a script (``werkbaum-mcp &`` without job control ignores SIGINT) would hand that
+    to git and its hooks, and the deadline's SIGINT would find the pre-commit framework
+    deaf to it — SIGTERM then ends it without putting back the work it set aside.
+    """
+    return any(signal.getsignal(sig) == signal.SIG_IGN for sig in _STOP_SIGNALS)
+
+
+def _stop_signals_by_default() -> None:
+    """In git's child, before ``exec``: the stop signals as a terminal gives them."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -272,8 +294,8 @@ def _running(pid: int) -> Iterator[None]:
         _RUNNING.discard(pid)
 
 
-def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """Stop git's process group (SIGINT, then SIGTERM, then SIGKILL); what it printed.
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop git's process group (SIGINT, then SIGTERM, then SIGKILL) and reap git.
 
     The group, not git alone: killing git would leave its hook running,
     reparented to init, one for every write. SIGINT first, as a person's Ctrl-C:
@@ -288,12 +310,12 @@ def _stop_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return process.communicate(timeout=grace)
+            process.communicate(timeout=grace)
+            return
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
     process.wait()
-    return b"", b""
 
 
 def _decoded(output: bytes) -> str:
