@@ -64,7 +64,11 @@ def check_source_length(source: str, what: str = "source") -> None:
 
 
 def check_text_size(text: str, what: str = "text") -> None:
-    """Refuse texts over the backend's limit before any JS runs (dukpy has no timeout)."""
+    """Refuse texts over the backend's limit before any JS runs (dukpy has no timeout), and
+    anything but a ``str`` (a file's bytes, a path) with a ``TypeError`` that says so."""
+    if not isinstance(text, str):
+        hint = ": decode it first (data.decode('utf-8'))" if isinstance(text, bytes) else ""
+        raise TypeError(f"{what} must be a str, not {type(text).__name__}{hint}")
     check_size(len(text), what)
 
 

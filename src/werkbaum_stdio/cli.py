@@ -167,9 +167,23 @@ def check(
     colour = fmt == "text" and use_colour(sys.stdout)
     click.echo(RENDERERS[fmt](found, colour), nl=False, color=colour)
     if not quiet:
-        note = diag.summary(found, len(plans)) if plans else "werkbaum: no plan files to check"
-        click.echo(note, err=True)
+        click.echo(diag.summary(found, len(plans)) if plans else _nothing_checked(files), err=True)
     sys.exit(diag.worst_exit(found, strict))
+
+
+def _nothing_checked(files: Sequence[str]) -> str:
+    """Why a run checked nothing (exit 0: ``xargs`` runs the command once, file-less, for no
+    input), in words that keep a person from reading it as a pass."""
+    if not files:
+        return "werkbaum: no files given, nothing checked (every plan below here: werkbaum check .)"
+    named = ", ".join(display.text(f) for f in files[:3])
+    if len(files) > 3:
+        named += f" and {len(files) - 3:,} more"
+    return (
+        f"werkbaum: no plan files in {named}, nothing "
+        "checked (*.werkbaum, or --plan-glob; hidden folders, node_modules and symlinked "
+        "folders are skipped)"
+    )
 
 
 def _check_text(name: str, text: str, engine: Engine) -> list[diag.Diagnostic]:

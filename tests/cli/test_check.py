@@ -121,13 +121,30 @@ def test_clean_plans_print_nothing_on_stdout_and_a_summary_on_stderr() -> None:
 
 
 def test_no_files_is_exit_0_with_a_note(tmp_path: Path) -> None:
+    """Exit 0 (``xargs`` runs the command once, file-less, for no input), with a note no one
+    takes for a pass: it read "no plan files to check" in a folder full of plans (round 26
+    newcomer M1), and for folders whose plans were all skipped."""
     empty = tmp_path / "repo"
     (empty / "docs").mkdir(parents=True)
     (empty / "docs" / "readme.md").write_text("no plans here\n", encoding="utf-8")
-    for args in ([], [empty]):
+    (empty / "node_modules").mkdir()
+    (empty / "node_modules" / "skipped.werkbaum").write_text("[z] broken\n", encoding="utf-8")
+    skipped = (
+        "nothing checked (*.werkbaum, or --plan-glob; hidden folders, node_modules and "
+        "symlinked folders are skipped)\n"
+    )
+    expected = {
+        (): "werkbaum: no files given, nothing checked (every plan below here: werkbaum check .)\n",
+        (empty,): f"werkbaum: no plan files in {empty}, {skipped}",
+        (empty, empty / "docs", empty / "docs", tmp_path): (
+            f"werkbaum: no plan files in {empty}, {empty / 'docs'}, {empty / 'docs'} "
+            f"and 1 more, {skipped}"
+        ),
+    }
+    for args, note in expected.items():
         result = run("check", *args)
         assert (result.returncode, result.stdout) == (0, ""), result.stderr
-        assert result.stderr == "werkbaum: no plan files to check\n"
+        assert result.stderr == note
     assert run("check", "-q").stderr == ""
     sarif = run("check", "--format", "sarif")  # an upload step still gets a valid log
     assert (sarif.returncode, json.loads(sarif.stdout)["runs"][0]["results"]) == (0, [])

@@ -170,7 +170,7 @@ def locked(folder: Path) -> Iterator[Path]:
 
 def test_a_directory_that_cannot_be_listed_is_one_diagnostic(plans: Path) -> None:
     """Named as an argument (the walk's top) it is the one diagnostic, exit 2; not the note
-    "no plan files to check" and exit 0."""
+    "no plan files …" and exit 0."""
     with locked(plans / "locked") as secret:
         result = _check_as_user(plans, secret, "locked")
     assert result.returncode == 2, result.stdout + result.stderr

@@ -7,6 +7,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from werkbaum_core import (
     MAX_TEXT_CHARS,
     Engine,
     EngineError,
+    InvalidArgument,
     ModuleSetError,
     TooLarge,
 )
@@ -37,8 +39,28 @@ def test_text_over_the_limit_is_refused_before_js_runs(engine: Engine) -> None:
 
 
 def test_unknown_include_part_is_an_invalid_argument(engine: Engine) -> None:
-    with pytest.raises(Exception, match="include"):
+    with pytest.raises(InvalidArgument) as info:
         engine.analyze_json("- A", include=["tree", "colours"])
+    assert info.value.message == (  # the parts it takes (round 26 newcomer L9)
+        "include: unknown part(s) ['colours']; the parts are tree, warnings, path, stations"
+    )
+
+
+@pytest.mark.parametrize("text", [b"- A\n", Path("plan.werkbaum"), None])
+def test_a_text_that_is_no_str_is_a_type_error_that_says_so(engine: Engine, text: Any) -> None:
+    """Round 26 newcomer L9: a file's bytes gave ``AttributeError: 'bytes' object has no
+    attribute 'encode'`` from deep inside the cache."""
+    with pytest.raises(TypeError) as info:
+        engine.analyze(text)
+    expected = f"text must be a str, not {type(text).__name__}"
+    if isinstance(text, bytes):
+        expected += ": decode it first (data.decode('utf-8'))"
+    assert str(info.value) == expected
+
+
+def test_an_engine_says_which_executor_runs_which_modules(engine: Engine) -> None:
+    """``Engine.create()`` chooses the executor itself; its repr names it (newcomer L9)."""
+    assert repr(engine) == f"<Engine {engine.kind} on bundled modules>"
 
 
 def test_unknown_subtree_id_is_not_found(engine: Engine) -> None:

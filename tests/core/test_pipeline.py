@@ -207,8 +207,12 @@ def test_unknown_id_is_not_found(engine: Engine) -> None:
 
 def test_ops_that_do_not_fit_are_an_invalid_argument(engine: Engine) -> None:
     ops = [{"op": "delete", "index": 40, "count": 1}]
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(InvalidArgument) as info:
         run(engine, "applyOps", {"ops": ops})
+    assert info.value.message == (  # one code, leading: it read "… base: invalid_argument: op 0"
+        'ops do not fit the base: op 0 ({"op":"delete","index":40,"count":1}) index is '
+        "outside the 6 base lines"
+    )
 
 
 def test_too_many_ops_are_refused_before_anything_runs() -> None:

@@ -157,6 +157,11 @@ class Engine:
     def kind(self) -> str:
         return self.executor.name
 
+    def __repr__(self) -> str:
+        """Which executor runs which modules: :meth:`create` chooses both on its own."""
+        modules = "bundled" if self.modules.frontend is None else str(self.modules.frontend)
+        return f"<Engine {self.kind} on {modules} modules>"
+
     def call(self, entry: str, payload: JSON) -> JSON:
         """Call one facade entry; coded JS errors (``not_found: …``) become typed errors."""
         return json.loads(self._call_text(entry, payload))
@@ -205,7 +210,8 @@ class Engine:
             unknown = sorted(set(include) - set(INCLUDE_PARTS))
             if unknown:
                 raise InvalidArgument(
-                    f"include: unknown part(s) {unknown}", allowed=list(INCLUDE_PARTS)
+                    f"include: unknown part(s) {unknown}; the parts are {', '.join(INCLUDE_PARTS)}",
+                    allowed=list(INCLUDE_PARTS),
                 )
             payload["include"] = list(include)
         view = view or View()

@@ -333,7 +333,9 @@ function withOps(text, ops) {
   try {
     return live.text(live.applyOps(live.lines(text), ops));
   } catch (err) {
-    throw new Error('invalid_argument: ops do not fit the base: ' + err.message);
+    // live.js codes its own messages (invalid_argument: …); one code leads the answer.
+    const why = String(err.message).replace(/^invalid_argument: /, '');
+    throw new Error('invalid_argument: ops do not fit the base: ' + why);
   }
 }
 
