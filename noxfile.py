@@ -121,16 +121,18 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff: style and common bugs."""
     _sync(session)
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "bench")
-    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py", "bench")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "bench", "examples")
+    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py", "bench", "examples")
 
 
 @nox.session(python=PYTHON)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the three packages and the benchmarks (which import them)."""
+    """mypy --strict over the three packages, the benchmarks (which import them) and the
+    examples (which a reader copies)."""
     _sync(session)
     session.run("mypy")
     session.run("mypy", "bench")
+    session.run("mypy", "examples")
 
 
 @nox.session(python=PYTHON)

@@ -62,7 +62,10 @@ class Tokens:
         env = os.environ if environ is None else environ
         full = env.get(ENV_TOKEN, "")
         if not full:
-            raise ConfigError(f"{ENV_TOKEN} is not set; the HTTP server refuses to run without it")
+            raise ConfigError(
+                f"{ENV_TOKEN} is not set; the HTTP server refuses to run without it (generate "
+                "one with: openssl rand -hex 32)"
+            )
         _check_token(ENV_TOKEN, full)
         read = env.get(ENV_READ_TOKEN) or None
         if read is not None:

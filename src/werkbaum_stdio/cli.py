@@ -336,7 +336,8 @@ def render(
     Every node is a box with its label, id, size, people and status (colour
     and glyph); the gates, the cheapest path and its stations, effective
     status and warnings are marked; discarded nodes are faded and folded
-    subtrees collapsed. No script, nothing loaded. See docs/pictures.md.
+    subtrees collapsed. No script, nothing loaded. See docs/pictures.md in
+    the werkbaum-mcp repository.
     Exit status: 0 written, 2 an unreadable plan, an unknown id or format,
     no -o with a terminal as stdout, or an output that cannot be written.
 

@@ -215,6 +215,19 @@ def test_ops_that_do_not_fit_are_an_invalid_argument(engine: Engine) -> None:
     )
 
 
+def test_an_insert_at_lines_minus_one_appends_a_line(engine: Engine) -> None:
+    """What the guide tells agents: ``lines`` counts the parts split at each newline, so a
+    text ending in one has an empty last part and ``lines - 1`` is the end of the plan
+    (``lines`` itself would add an empty line, and the text would lose its final newline)."""
+    lines = len(PLAN.split("\n"))
+    line = "  - [ ] #d: D (S)"
+    store, result = run(
+        engine, "applyOps", {"ops": [{"op": "insert", "index": lines - 1, "lines": [line]}]}
+    )
+    assert store.read("p").text == PLAN + line + "\n"
+    assert result["lines"] == lines + 1
+
+
 def test_too_many_ops_are_refused_before_anything_runs() -> None:
     ops = [{"op": "insert", "index": 0, "lines": ["x"]}] * 1001
     with pytest.raises(InvalidArgument, match="1000"):

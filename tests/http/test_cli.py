@@ -64,7 +64,10 @@ def test_refuses_to_start_without_a_token(backend: Backend) -> None:
     env = server_env()
     del env[ENV_TOKEN]
     line = one_line_error(run_cli("--server", backend.base_url, env=env))
-    assert ENV_TOKEN in line and line.startswith("werkbaum-mcp-http: ")
+    assert line == (  # with how to make one, as the too-short message (round 26 newcomer L12)
+        f"werkbaum-mcp-http: {ENV_TOKEN} is not set; the HTTP server refuses to run without it "
+        "(generate one with: openssl rand -hex 32)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,10 @@ def test_usage_errors_exit_2(tmp_path: Path, backend: Backend) -> None:
         ((url,), "Missing argument"),
         ((url, plain / "x", "--commit"), "No such option"),
         (("not-a-document", plain / "x"), "not a"),
-        (("00000000-0000-4000-8000-000000000000", plain / "x"), "needs a default backend"),
+        (
+            ("00000000-0000-4000-8000-000000000000", plain / "x"),
+            "needs a default backend (--server URL); or pass the full document URL",
+        ),
         ((url, plain / "x", "--server", "ftp://nope"), "backend URL"),
         ((url, plain), "is a directory"),
         ((url, plain / "missing" / "x"), "does not exist"),

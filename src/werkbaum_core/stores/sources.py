@@ -101,8 +101,8 @@ class SourceParser:
         if server is None:
             if not self.servers:
                 raise InvalidArgument(
-                    "a bare document id needs a default backend; start the server with "
-                    "--server URL, or pass the full document URL",
+                    "a bare document id needs a default backend (--server URL); "
+                    "or pass the full document URL",
                     source=source,
                 )
             return DocumentRef(self.servers[0], uuid)
