@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from werkbaum_core.model import LINE_REF, Analysis, AssigneeLoads, Node, Number, Summary
 from werkbaum_stdio.diagnostics import ERROR, Diagnostic
-from werkbaum_stdio.terminal import wrap
+from werkbaum_stdio.terminal import cells, wrap
 
 GATE_CHARS = {"or": "|", "xor": "="}
 STATION = "◀ station"
@@ -26,6 +26,8 @@ KEY = (
     "+ optional;",
     "→ depends on;",
     "¶ has notes;",
+    "!!! focus;",
+    "(+N below) not drawn;",
     "· on the cheapest path;",
     "◀ station (its open front);",
     "[a]→[b] effective status;",
@@ -112,19 +114,26 @@ def _loads_lines(loads: AssigneeLoads, width: int) -> list[str]:
     unassigned = total - sum(loads.loads.values())
     if unassigned > 0:
         rows.append(("unassigned", unassigned, ""))
-    name_width = max(len(name) for name, _, _ in rows)
+    name_width = max(cells(name) for name, _, _ in rows)
     number_width = max(len(f"{load:g}") for _, load, _ in rows)
     out = wrap(heading.split(), "", "  ", width)
     for name, load, stations in rows:
         unit = "size point" if load == 1 else "size points"
         columns = [
-            f"{name:<{name_width}} ",
+            f"{_padded(name, name_width)} ",
             f"{load:>{number_width}g} {unit:<11} ",
             f"{_share(load, total):>4} ",
             stations,
         ]
         out += [row.rstrip() for row in wrap([c for c in columns if c], "  ", "    ", width)]
     return out
+
+
+def _padded(text: str, width: int) -> str:
+    """``text`` filled to ``width`` terminal cells: a name in wide characters (``@山田``)
+    takes two cells a character, and ``str.ljust`` counting characters misaligned the
+    columns after it."""
+    return text + " " * (width - cells(text))
 
 
 def _share(load: Number, total: Number) -> str:
@@ -216,6 +225,8 @@ def inspect_report(
         counted.insert(1, _count(errors, "error"))
     heading = f"{name}{scope}: {', '.join(counted)}"
     out = [*wrap(heading.split(" "), "", "  ", width), ""]
+    if not nodes and not total and not left_out:  # nothing to draw, nothing to explain
+        return [*out, "(no nodes: the plan is empty)"]
     out += tree_lines(analysis.tree or (), needed, set(stations), width)
     out += _narrowed(analysis)
     if plan is not None:
@@ -229,10 +240,10 @@ def inspect_report(
         label_of = {n.ref: n.label for n in nodes}
         if analysis.stations:  # a station below a cut or in a hidden subtree: its summary's
             label_of.update((s.ref, s.label) for s in analysis.stations.nodes)
-        ref_width = max((len(ref) for ref in stations), default=0)
+        ref_width = max((cells(ref) for ref in stations), default=0)
         for ref in stations:
-            head = f"  {STATION[0]} {ref:<{ref_width}}  "
-            out += wrap(label_of.get(ref, "").split(), head, " " * len(head), width)
+            head = f"  {STATION[0]} {_padded(ref, ref_width)}  "
+            out += wrap(label_of.get(ref, "").split(), head, " " * cells(head), width)
         if plan.assignee_loads.loads and plan.assignee_loads.total:
             out += _loads_lines(plan.assignee_loads, width)
     if diagnostics:

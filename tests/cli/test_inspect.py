@@ -51,6 +51,28 @@ def test_an_exactly_one_group_reads_differently_from_an_all_of_group(tmp_path: P
     assert "L3    = [ ] B (M)\n" in out
 
 
+def test_names_in_wide_characters_keep_the_columns_aligned(tmp_path: Path) -> None:
+    """Round 26 newcomer L5: the load table padded by characters, so ``@山田太郎`` (8 cells)
+    pushed its numbers two cells right of ``@ana``'s; station refs the same."""
+    plan = "[ ] Root\n  - [ ] #山田: A (M) @山田太郎\n  - [ ] #b: B (S) @ana\n"
+    (tmp_path / "p.werkbaum").write_text(plan, encoding="utf-8")
+    lines = run("inspect", "p.werkbaum", cwd=tmp_path).stdout.splitlines()
+    loads = [line.split(" size point")[0] for line in lines if line.startswith("  @")]
+    stations = [line[:-1] for line in lines if line.startswith("  ◀")]  # up to the label
+    assert [cells(row) for row in loads] == [cells("  @山田太郎  3")] * 2, loads
+    assert [cells(row) for row in stations] == [cells("  ◀ #山田  ")] * 2, stations
+
+
+def test_an_empty_plan_says_so_and_nothing_more(tmp_path: Path) -> None:
+    """Round 26 newcomer L6: blank lines, a path of 0 nodes and the whole key."""
+    (tmp_path / "empty.werkbaum").write_text("%% nothing yet\n", encoding="utf-8")
+    done = run("inspect", "empty.werkbaum", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        0,
+        "empty.werkbaum: 0 nodes, 0 warnings\n\n(no nodes: the plan is empty)\n",
+    )
+
+
 def test_labels_wrap_on_word_boundaries_under_their_own_start(tmp_path: Path) -> None:
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda"
     (tmp_path / "p.werkbaum").write_text(f"[ ] Root\n  - [ ] {words} (S)\n", encoding="utf-8")
