@@ -107,7 +107,8 @@ def unlisted(file: str, analysis: Analysis) -> list[Diagnostic]:
             message=f"{rest.count:,} more not listed ({first})",
             unlisted=rest.count,
         )
-        for rest in cut.unlisted
+        # errors first, as the listed findings choose them (else the engine's order)
+        for rest in sorted(cut.unlisted, key=lambda rest: not rest.structural)
     ]
 
 

@@ -344,6 +344,18 @@ def test_a_file_lists_its_first_1000_findings_and_counts_the_rest_by_type(
     ] == [4, 5]
 
 
+def test_the_counted_rest_names_errors_before_warnings(tmp_path: Path) -> None:
+    """Round 26 newcomer L2: the tail was in the engine's order (by count), an error type
+    between two warning types, while the listed findings put errors first."""
+    deps = ",".join(f"#m{i}" for i in range(60))
+    dupes = "".join(f"  - [ ] #d: D{i}\n" for i in range(40))
+    stray = "[z] bad\n" * 1100
+    plan(tmp_path, "p.werkbaum", f"[ ] Plan\n  - [ ] A :{deps}\n{stray}[ ] Q\n{dupes}")
+    lines = run("check", "p.werkbaum", cwd=tmp_path).stdout.splitlines()
+    tail = [line.split(": ")[1] for line in lines[1000:]]
+    assert tail == ["error unknownStatus", "error duplicateId", "warning unknownDep"], lines[1000:]
+
+
 def test_the_summary_counts_files_with_thousands_separators_too() -> None:
     """Round 24 F8: ``(5000 checked)`` beside ``1,500 warnings``."""
     from werkbaum_stdio import diagnostics as diag
