@@ -102,13 +102,15 @@ def make_converter() -> cattrs.Converter:
     converter.register_unstructure_hook(
         Path, make_dict_unstructure_fn(Path, converter, **path_fields)
     )
-    # The analysis under the facade's part names (``warningsCut``), after its parts.
+    # The analysis under the facade's part names (``warningsCut``), after its parts; a part
+    # not asked for (None) is left out, as the facade leaves it out.
     parts = _renames(Analysis)
     converter.register_structure_hook(
         Analysis, make_dict_structure_fn(Analysis, converter, **parts)
     )
     converter.register_unstructure_hook(
-        Analysis, make_dict_unstructure_fn(Analysis, converter, **parts)
+        Analysis,
+        make_dict_unstructure_fn(Analysis, converter, _cattrs_omit_if_default=True, **parts),
     )
     return converter
 

@@ -276,9 +276,7 @@ def inspect(
     finally:
         lazy.close()
     if as_json:
-        payload = converter.unstructure(analysis)
-        body = {k: v for k, v in payload.items() if v is not None}
-        click.echo(json.dumps(body, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(converter.unstructure(analysis), ensure_ascii=False, indent=2))
         return
     found = diag.from_analysis(plan.name, analysis)
     click.echo("\n".join(inspect_report(plan.name, analysis, found, width(columns), node)))

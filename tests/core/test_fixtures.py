@@ -56,6 +56,10 @@ def test_typed_model_round_trips_the_facade_json(engine: Engine, plan: Path) -> 
     assert converter.unstructure(analysis.tree) == raw["tree"]
     assert converter.unstructure(analysis.warnings) == raw["warnings"]
     assert converter.unstructure(analysis.path) == raw["path"]
+    # The whole analysis too, parts not asked for left out (they were None: round 26 L9).
+    assert converter.unstructure(analysis) == raw
+    stations = engine.analyze(text, include=["stations"])
+    assert converter.unstructure(stations) == engine.analyze_json(text, include=["stations"])
 
 
 @pytest.fixture(scope="module")
