@@ -120,6 +120,11 @@ def _shortened(error: jsonschema.ValidationError) -> str:
     if error.validator == "enum" and isinstance(error.validator_value, list):
         allowed = json.dumps(error.validator_value, ensure_ascii=False)
         return f"{quoted(error.instance)} is not one of {allowed}"
+    if error.validator == "type" and error.validator_value == "array":
+        # A lone value where a list belongs (include: "stations"): the list it meant.
+        meant = json.dumps([error.instance], ensure_ascii=False)
+        told = f"{quoted(error.instance)} is not a list"
+        return f"{told}; pass a list, e.g. {meant}" if len(meant) <= MAX_QUOTED_CHARS else told
     full = repr(error.instance)
     if len(full) > MAX_QUOTED_CHARS and error.message.startswith(full):
         return quoted(error.instance) + error.message[len(full) :]

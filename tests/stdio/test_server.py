@@ -414,6 +414,18 @@ async def test_a_bound_problem_says_field_size_and_limit_before_any_quotation(
         assert len(said) <= len(told) + 50, said
 
 
+async def test_a_lone_value_where_a_list_belongs_gets_the_list_it_meant(client: Client) -> None:
+    """Round 26 newcomer L10: ``include: "stations"`` read "'stations' is not of type
+    'array'"; now the problem shows the list, as JSON (a long value only the reason)."""
+    for given, said in [
+        ("stations", "include: 'stations' is not a list; pass a list, e.g. [\"stations\"]"),
+        ("x" * 100, "include: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… is not a list"),
+    ]:
+        args = {"source": "plan.werkbaum", "include": given}
+        error = await error_of(client, "werkbaum_inspect", args)
+        assert (error["code"], error["problems"]) == ("invalid_argument", [said])
+
+
 async def test_an_enum_problem_lists_the_allowed_values_as_json(client: Client) -> None:
     base = (await read(client))["base"]
     args = {"source": "plan.werkbaum", "base": base, "id": "a", "status": "completed"}
