@@ -45,10 +45,12 @@ What the store guarantees, and how:
 * **Atomic write.** A hidden temp file in the same directory
   (``.werkbaum-<16 hex>.werkbaum-tmp``: never a plan name, and of one length
   whatever the plan's name, so every name up to ``NAME_MAX`` can be
-  written), the bytes, the old file's mode (and owner, when running as
-  root), ``fsync``. A person's editor takes no lock, so right before the swap
-  the plan must still be the file that was read — device, inode, size,
-  mtime, change time (which no save can put back) and the bytes themselves;
+  written), the bytes, what the old file carried besides (its mode without
+  set-ID bits, ACL, ``user.*`` attributes, group — and owner, when running as
+  root: :func:`_keep_identity`), ``fsync``. A person's editor takes no lock,
+  so right before the swap the plan must still be the file that was read —
+  device, inode, size, mtime, change time (which no save can put back) and
+  the bytes themselves;
   then ``renameat2(RENAME_EXCHANGE)`` swaps the new file in and the old one
   out under the temp name, where it is checked once more (same inode, same
   bytes) and only then removed; a change found either time is swapped back
@@ -142,6 +144,10 @@ ours (removed as an orphan under the directory lock)."""
 
 T = TypeVar("T")
 
+Attributes = tuple[tuple[str, bytes], ...]
+"""Extended attributes of a file, ``(name, value)``."""
+ACL_ACCESS = "system.posix_acl_access"
+
 Stamp = tuple[int, int, int, int, int]
 """``(device, inode, size, mtime_ns, ctime_ns)`` of a file: any write, truncate, chmod or
 ``utime`` moves the change time, and nothing can set it back (a save that keeps the size and
@@ -160,6 +166,8 @@ class _Current:
     gid: int
     stamp: Stamp
     """What ``stat`` said when it was read; compared again before the swap."""
+    attributes: Attributes = ()
+    """For a write: the extended attributes the new file gets (:func:`_attributes`)."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -346,9 +354,12 @@ class FileStore:
         with self._place(source) as place:
             return self._load(place, source).snapshot
 
-    def _load(self, place: Place, source: str) -> _Current:
-        """Open the plan relative to its held directory, check it, read and decode it."""
-        data, info = _read_regular(place, source, self.max_chars, single_name=True)
+    def _load(self, place: Place, source: str, *, attributes: bool = False) -> _Current:
+        """Open the plan relative to its held directory, check it, read and decode it
+        (``attributes``: for a write, with the extended attributes it keeps)."""
+        data, info, kept = _read_regular(
+            place, source, self.max_chars, single_name=True, attributes=attributes
+        )
         try:
             file = decode(data)
         except UnicodeDecodeError as exc:
@@ -365,11 +376,12 @@ class FileStore:
             uid=info.st_uid,
             gid=info.st_gid,
             stamp=_stamp_of(info),
+            attributes=kept,
         )
 
     def _write_once(self, source: str, base: Base, new_text: str) -> Snapshot:
         with self._place(source) as place, _locked(place, source, self.lock_timeout):
-            current = self._load(place, source)
+            current = self._load(place, source, attributes=True)
             _check_writable(current, source, place.path)
             _check_directory_writable(place, source)
             if current.snapshot.base.checksum != base.checksum:
@@ -608,15 +620,20 @@ on_stop(_LIVE.remove_all)
 
 @contextlib.contextmanager
 def _temp_file(
-    place: Place, data: bytes, source: str, mode: int | None, owner: tuple[int, int] | None
+    place: Place,
+    data: bytes,
+    source: str,
+    mode: int | None,
+    owner: tuple[int, int] | None,
+    attributes: Attributes = (),
 ) -> Iterator[str]:
     """A complete, durable temp file with ``data`` in the held directory; its name.
 
     The body renames (or links) it into place; whatever ends the body
     otherwise, the temp file is removed. With ``mode`` it is created 0600 and
-    then given ``mode`` (and, when running as root, ``owner``), so a private
-    plan is never readable by others on the way; without, 0666 minus the
-    umask, as any new file.
+    then given what the file it replaces had (:func:`_keep_identity`: owner or
+    group, ACL and attributes, ``mode``), so a private plan is never readable by
+    others on the way; without, 0666 minus the umask, as any new file.
     """
     name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
     try:
@@ -629,10 +646,7 @@ def _temp_file(
                 handle.write(data)
                 handle.flush()
                 if mode is not None:
-                    os.fchmod(handle.fileno(), mode)
-                if owner is not None and os.geteuid() == 0:
-                    with contextlib.suppress(OSError):
-                        os.fchown(handle.fileno(), *owner)
+                    _keep_identity(handle.fileno(), mode, owner, attributes)
                 os.fsync(handle.fileno())
         except OSError as exc:
             raise unavailable(source, exc, place.path) from None
@@ -645,6 +659,58 @@ def _temp_file(
         raise
     finally:
         _LIVE.forget(place, name)
+
+
+def _keep_identity(
+    fd: int, mode: int, owner: tuple[int, int] | None, attributes: Attributes
+) -> None:
+    """Give the new file ``fd`` what the file it replaces had besides its bytes.
+
+    * ``owner`` (uid, gid; None where the replaced file is not known, as for the git
+      mirror): both when running as root; otherwise the group, when it is one of the
+      server user's (chown's own rule) — a plan shared through its group stays
+      writable for the group. Best effort: where the kernel says no, the file is the
+      server user's, as any file it creates.
+    * with ``owner``, ``attributes`` (:func:`_attributes`): the POSIX ACL and the
+      ``user.*`` attributes. A plan that had no ACL gets none, also where the folder's
+      default ACL gave the new file one.
+    * ``mode``, last (an ACL sets the group bits as its mask; a chown clears set-id
+      bits), without the set-user-ID and set-group-ID bits: a write clears those, as
+      the kernel does for any write by an unprivileged process — a set-ID plan of
+      another user must not become a set-ID file of the server's user with the text an
+      agent wrote.
+    """
+    if owner is not None:  # the replaced file is known (a write of the store)
+        uid, gid = owner
+        with contextlib.suppress(OSError):
+            if os.geteuid() == 0:
+                os.fchown(fd, uid, gid)
+            elif os.fstat(fd).st_gid != gid:
+                os.fchown(fd, -1, gid)
+        if ACL_ACCESS not in dict(attributes):
+            with contextlib.suppress(OSError):
+                os.removexattr(fd, ACL_ACCESS)
+        for name, value in attributes:
+            with contextlib.suppress(OSError):
+                os.setxattr(fd, name, value)
+    os.fchmod(fd, mode & ~(stat.S_ISUID | stat.S_ISGID))
+
+
+def _attributes(fd: int) -> Attributes:
+    """The extended attributes of the file ``fd`` that a write keeps: its POSIX ACL
+    (``system.posix_acl_access``) and the ``user.*`` ones tools put on a file. Not the
+    ``security.*`` and ``trusted.*`` ones (labels and capabilities are the system's to
+    give a new file). Those this user may not read are left out."""
+    try:
+        names = os.listxattr(fd)
+    except OSError:
+        return ()
+    found: list[tuple[str, bytes]] = []
+    for name in names:
+        if name == ACL_ACCESS or name.startswith("user."):
+            with contextlib.suppress(OSError):
+                found.append((name, os.getxattr(fd, name)))
+    return tuple(found)
 
 
 def _replace_atomically(place: Place, data: bytes, current: _Current, source: str) -> None:
@@ -662,7 +728,8 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
     last check (the old file is gone by then). Where the file system has no
     exchange, a plain rename follows the first check.
     """
-    with _temp_file(place, data, source, current.mode, (current.uid, current.gid)) as temp:
+    owner = (current.uid, current.gid)
+    with _temp_file(place, data, source, current.mode, owner, current.attributes) as temp:
         held = _open_as_read(place, current)
         try:
             if not _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
@@ -756,9 +823,10 @@ def _rename(place: Place, temp: str, source: str) -> None:
 
 
 def _read_regular(
-    place: Place, source: str, max_chars: int, *, single_name: bool
-) -> tuple[bytes, os.stat_result]:
-    """The bytes of the regular file ``place`` names (at most ``max_chars`` worth) and its stat.
+    place: Place, source: str, max_chars: int, *, single_name: bool, attributes: bool = False
+) -> tuple[bytes, os.stat_result, Attributes]:
+    """The bytes of the regular file ``place`` names (at most ``max_chars`` worth), its stat
+    and, with ``attributes``, the extended attributes a write keeps (:func:`_attributes`).
 
     ``single_name``: a file with other hard links is refused as well. Raises
     ``NotFound``, ``Changed`` (it is a symlink now), ``SourceUnavailable``,
@@ -779,11 +847,12 @@ def _read_regular(
         if info.st_size > max_bytes:
             raise _too_large(source, max_chars, None)
         data = _read_all(fd, max_bytes + 1, source, place.path)
+        kept = _attributes(fd) if attributes else ()
     finally:
         os.close(fd)
     if len(data) > max_bytes:
         raise _too_large(source, max_chars, None)
-    return data, info
+    return data, info, kept
 
 
 def read_bytes(
@@ -797,7 +866,7 @@ def read_bytes(
     :func:`_read_regular`'s.
     """
     try:
-        data, info = _read_regular(place, source, max_chars, single_name=False)
+        data, info, _ = _read_regular(place, source, max_chars, single_name=False)
     except (NotFound, Changed):
         return None
     return data, stat.S_IMODE(info.st_mode)

@@ -1,0 +1,175 @@
+"""What a write keeps of a plan file beyond its bytes (round 26, attack-files F1, F2).
+
+A write puts a new file in place of the plan (a rename), so everything the old inode
+carried besides its bytes and mode is gone unless the store copies it: the group a team
+shares the plan through, a POSIX ACL that lets a colleague write it, extended attributes
+that tools keep on it. A person who set these expects them to stay when an agent changes
+a line: after round 25 every write dropped the ACL and the attributes, and a server
+running as a user other than root gave the file its user's primary group (a teammate
+in the plan's group lost write access with the agent's first write).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import struct
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
+    PLAN,
+    plan_file,
+    root_fixture,
+    store_fixture,
+)
+from werkbaum_stdio.files import FileStore
+from werkbaum_stdio.roots import Roots
+
+AGENT = PLAN + "  - [ ] #agent: Added by the agent (XS)\n"
+ACL_ACCESS = "system.posix_acl_access"
+ACL_DEFAULT = "system.posix_acl_default"
+ATTRIBUTE = "user.werkbaum-test.origin"
+COLLEAGUE = 4321
+TEAM = 2345
+SERVER_USER = 1234
+
+# POSIX ACL xattr format (linux/posix_acl_xattr.h): version 2, then (tag, perm, id) entries.
+_USER_OBJ, _USER, _GROUP_OBJ, _MASK, _OTHER = 0x01, 0x02, 0x04, 0x10, 0x20
+_UNDEFINED = 0xFFFFFFFF
+
+
+def acl(user: int, perm: int) -> bytes:
+    """An access ACL for mode 0664 that also lets ``user`` have ``perm``."""
+    entries = [
+        (_USER_OBJ, 6, _UNDEFINED),
+        (_USER, perm, user),
+        (_GROUP_OBJ, 6, _UNDEFINED),
+        (_MASK, 6, _UNDEFINED),
+        (_OTHER, 4, _UNDEFINED),
+    ]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+
+
+def set_or_skip(path: Path, name: str, value: bytes) -> None:
+    try:
+        os.setxattr(path, name, value)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            pytest.skip(f"{name} is not supported on this file system")
+        raise
+
+
+def test_a_write_keeps_the_acl_and_the_extended_attributes(store: FileStore, root: Path) -> None:
+    path = plan_file(root)
+    path.chmod(0o664)
+    set_or_skip(path, ATTRIBUTE, b"https://example.org/plan")
+    set_or_skip(path, ACL_ACCESS, acl(COLLEAGUE, 6))
+    before = {name: os.getxattr(path, name) for name in os.listxattr(path)}
+    base = store.read("plan.werkbaum").base
+    store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == AGENT
+    after = {name: os.getxattr(path, name) for name in os.listxattr(path)}
+    assert after == before  # the colleague may still write it; the attribute is still there
+    assert stat.S_IMODE(path.stat().st_mode) == 0o664
+
+
+def test_a_plan_without_an_acl_does_not_get_the_folders_default_acl(
+    store: FileStore, root: Path
+) -> None:
+    """The plan keeps what it had: a default ACL set on its folder afterwards is for new
+    files; the plan is not a new file to the person, however the store replaces it."""
+    path = plan_file(root)
+    set_or_skip(root, ACL_DEFAULT, acl(COLLEAGUE, 7))
+    assert ACL_ACCESS not in os.listxattr(path)
+    base = store.read("plan.werkbaum").base
+    store.write("plan.werkbaum", base, [], AGENT)
+    assert ACL_ACCESS not in os.listxattr(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+@pytest.fixture(name="team_dir")
+def team_dir_fixture() -> Iterator[Path]:
+    """A folder a server user may reach: under /tmp, not under the root-only pytest dir."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to another user needs root")
+    top = Path(tempfile.mkdtemp(prefix="werkbaum-team-", dir="/tmp"))
+    top.chmod(0o755)
+    try:
+        yield Path(os.path.realpath(top))
+    finally:
+        shutil.rmtree(top)
+
+
+def write_as(user: int, groups: list[int], root: Path) -> int:
+    """Write the plan in a forked child running as ``user`` (primary group ``user``,
+    supplementary ``groups``); the child's exit status (0: written)."""
+    warm = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
+    warm.read("plan.werkbaum")  # every module the write needs is imported before the fork
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        status = 1
+        try:
+            os.setgroups(groups)
+            os.setgid(user)
+            os.setuid(user)
+            store = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
+            base = store.read("plan.werkbaum").base
+            store.write("plan.werkbaum", base, [], AGENT)
+            status = 0
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def test_a_plan_shared_through_its_group_keeps_the_group(team_dir: Path) -> None:
+    """The server's user writes a plan of the team's group, in a folder of that group: the
+    new file keeps the group (the user is in it), so the team can still write the plan."""
+    team = team_dir / "team"
+    team.mkdir()
+    os.chown(team, SERVER_USER, TEAM)
+    team.chmod(0o775)
+    path = plan_file(team)
+    os.chown(path, SERVER_USER, TEAM)
+    path.chmod(0o664)
+    assert write_as(SERVER_USER, [SERVER_USER, TEAM], team) == 0
+    assert path.read_text(encoding="utf-8") == AGENT
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (SERVER_USER, TEAM, 0o664)
+
+
+def test_a_set_id_plan_of_another_user_does_not_become_a_set_id_file_of_the_server(
+    team_dir: Path,
+) -> None:
+    """Another user's plan with the set-user-ID and set-group-ID bits, writable by all, in a
+    folder writable by all: the server's user writes it. The new file is that user's (a
+    rename makes a new file), so with the old mode it was a set-ID program of the server's
+    user holding the text an agent wrote — what a write by that user clears in the kernel."""
+    shared = team_dir / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    path = plan_file(shared)
+    os.chown(path, COLLEAGUE, COLLEAGUE)
+    path.chmod(0o6777)
+    assert write_as(SERVER_USER, [SERVER_USER], shared) == 0
+    assert path.read_text(encoding="utf-8") == AGENT
+    info = path.stat()
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (SERVER_USER, 0o777)
+
+
+def test_root_keeps_the_owner_and_drops_the_set_id_bits(store: FileStore, root: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give the file another owner")
+    path = plan_file(root)
+    os.chown(path, COLLEAGUE, TEAM)
+    path.chmod(0o6755)
+    base = store.read("plan.werkbaum").base
+    store.write("plan.werkbaum", base, [], AGENT)
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (COLLEAGUE, TEAM, 0o755)
