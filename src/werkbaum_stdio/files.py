@@ -722,8 +722,10 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
     before the swap the plan must still be the file that was read: same
     stamp, same bytes. The swap is ``renameat2(RENAME_EXCHANGE)``: the plan's
     name gets the new file and the temp name the old one, which is then
-    checked again — still the file that was read, with the same bytes — and
-    only then removed; if it changed, the two are swapped back. What remains
+    checked again — still the file that was read, with the same bytes, mode and
+    owner — and only then removed; if it changed, the two are swapped back (a
+    name found gone at the swap is read again too: a save that removes the
+    file before it makes the new one). What remains
     is a program that opened the plan before and writes into it after that
     last check (the old file is gone by then). Where the file system has no
     exchange, a plain rename follows the first check.
@@ -732,7 +734,11 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
     with _temp_file(place, data, source, current.mode, owner, current.attributes) as temp:
         held = _open_as_read(place, current)
         try:
-            if not _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+            try:
+                exchanged = _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE)
+            except FileNotFoundError:  # removed since the check (``git checkout``, a delete)
+                raise Changed from None  # read again: it is back (compare) or gone (not found)
+            if not exchanged:
                 _rename(place, temp, source)
                 return
             if not _swapped_out_as_read(place, temp, held, current):
@@ -764,7 +770,8 @@ def _open_as_read(place: Place, current: _Current) -> int:
 def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) -> bool:
     """Whether the file the swap moved to ``temp`` is ``held``, unchanged since it was read.
 
-    Its change time moved with the rename itself, so size, mtime and the bytes tell.
+    Its change time moved with the rename itself, so size, mtime and the bytes tell — and
+    mode and owner, which a ``chmod a-w`` or ``chown`` changes and nothing else does.
     """
     try:
         entry = os.stat(temp, dir_fd=place.fd, follow_symlinks=False)
@@ -775,6 +782,8 @@ def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) 
     return (
         (entry.st_dev, entry.st_ino) == (info.st_dev, info.st_ino)
         and (info.st_size, info.st_mtime_ns) == (read[2], read[3])
+        and (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
+        == (current.mode, current.uid, current.gid)
         and _bytes_at(held, current.raw) == current.raw
     )
 

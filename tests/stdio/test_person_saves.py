@@ -23,7 +23,7 @@ from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
     root_fixture,
     store_fixture,
 )
-from werkbaum_core import Conflict, ForbiddenSource
+from werkbaum_core import Conflict, ForbiddenSource, NotFound
 from werkbaum_stdio import files
 from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
 
@@ -128,3 +128,72 @@ def test_a_directory_made_read_only_is_not_written_into_even_by_root(
     assert path.read_text(encoding="utf-8") == PLAN
     assert not (root / "new.werkbaum").exists()
     store.write("plan.werkbaum", base, [], AGENT)  # the person allowed it again
+
+
+def git_checkout_around_the_swap(
+    path: Path, monkeypatch: pytest.MonkeyPatch, recreate: bool
+) -> None:
+    """A save that removes the plan first and creates it again (``git checkout``, vim
+    without a backup copy): its unlink lands right before the store's swap, its create
+    (with ``recreate``) right after it."""
+    real = files._renameat2_flags
+    done: list[bool] = []
+
+    def exchanging(dir_fd: int, old: str, new: str, flags: int) -> bool:
+        if done or flags != files.RENAME_EXCHANGE:
+            return real(dir_fd, old, new, flags)
+        done.append(True)
+        path.unlink()
+        try:
+            return real(dir_fd, old, new, flags)
+        finally:
+            if recreate:
+                path.write_text(SAVED, encoding="utf-8")
+
+    monkeypatch.setattr(files, "_renameat2_flags", exchanging)
+
+
+def test_a_save_that_removes_the_plan_first_ends_as_conflict(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F3: the swap found the name gone and the agent got
+    ``source_unavailable`` "No such file or directory" (2 of 5,300 writes raced by a
+    vim-style save), though the plan was there again a moment later."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    git_checkout_around_the_swap(path, monkeypatch, recreate=True)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == SAVED
+    assert info.value.details["current"]["text"] == SAVED
+    assert temp_files(root) == []
+
+
+def test_a_plan_deleted_right_before_the_swap_is_not_found_and_stays_deleted(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    git_checkout_around_the_swap(path, monkeypatch, recreate=False)
+    with pytest.raises(NotFound):
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert not path.exists()
+    assert temp_files(root) == []
+
+
+def test_a_plan_made_read_only_right_before_the_swap_is_not_written(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F11: a chmod a-w between the store's last look and its swap
+    was not seen (the check after the swap compares size, mtime and bytes; a chmod
+    changes none of them), and the agent's text replaced a plan just made read-only."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    monkeypatch.setattr(
+        files, "_open_as_read", saving_once(lambda: path.chmod(0o444), files._open_as_read)
+    )
+    with pytest.raises(ForbiddenSource) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert info.value.details["reason"] == "read_only"
+    assert path.read_text(encoding="utf-8") == PLAN
+    assert temp_files(root) == []
