@@ -384,6 +384,7 @@ class FileStore:
             current = self._load(place, source, attributes=True)
             _check_writable(current, source, place.path)
             _check_directory_writable(place, source)
+            _check_replaceable(place, current, source)
             if current.snapshot.base.checksum != base.checksum:
                 raise conflict(source, current.snapshot)
             data = encode_update(new_text, current.file)
@@ -483,6 +484,36 @@ def _check_directory_writable(place: Place, source: str) -> None:
             source=source,
             reason="read_only",
         )
+
+
+def _check_replaceable(place: Place, current: _Current, source: str) -> None:
+    """Refuse up front what the kernel would refuse at the swap: in a sticky directory
+    (mode 1777, as ``/tmp``) only the file's owner, the directory's owner and root may
+    replace a file (round 26 F5: "Operation not permitted" after the whole temp file)."""
+    info = os.fstat(place.fd)
+    euid = os.geteuid()
+    if info.st_mode & stat.S_ISVTX and euid not in (0, current.uid, info.st_uid):
+        raise ForbiddenSource(
+            f"{source} ({place.path}) belongs to another user (uid {current.uid}) in a sticky "
+            f"directory (mode {stat.S_IMODE(info.st_mode):04o}, as /tmp), where only its "
+            "owner may replace it; the server writes a plan by replacing it — move it to a "
+            "folder of its own, or let its owner write it",
+            source=source,
+            reason="read_only",
+        )
+
+
+def _cannot_replace(source: str, exc: OSError, path: Path) -> SourceUnavailable:
+    """The swap's failure as the documented error; a mount point says what to do."""
+    if exc.errno == errno.EBUSY:
+        return SourceUnavailable(
+            f"{source} ({path}) is a mount point — a file mounted into place on its own, as "
+            "`docker run -v FILE:…` does — and cannot be replaced; the server writes a plan "
+            "by renaming a new file over it: mount its folder instead",
+            source=source,
+            reason="mount_point",
+        )
+    return unavailable(source, exc, path)
 
 
 def _writable(mode: int, uid: int, gid: int) -> bool:
@@ -747,7 +778,7 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
             with contextlib.suppress(OSError):  # else the next writer's orphan sweep does it
                 os.unlink(temp, dir_fd=place.fd)  # the old plan
         except OSError as exc:
-            raise unavailable(source, exc, place.path) from None
+            raise _cannot_replace(source, exc, place.path) from None
         finally:
             os.close(held)
 
@@ -828,7 +859,7 @@ def _rename(place: Place, temp: str, source: str) -> None:
     try:
         os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
     except OSError as exc:
-        raise unavailable(source, exc, place.path) from None
+        raise _cannot_replace(source, exc, place.path) from None
 
 
 def _read_regular(

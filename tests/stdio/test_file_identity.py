@@ -12,10 +12,12 @@ in the plan's group lost write access with the agent's first write).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import stat
 import struct
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
     root_fixture,
     store_fixture,
 )
+from werkbaum_core import SourceUnavailable, WerkbaumError
 from werkbaum_stdio.files import FileStore
 from werkbaum_stdio.roots import Roots
 
@@ -173,3 +176,76 @@ def test_root_keeps_the_owner_and_drops_the_set_id_bits(store: FileStore, root: 
     store.write("plan.werkbaum", base, [], AGENT)
     info = path.stat()
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (COLLEAGUE, TEAM, 0o755)
+
+
+# --- plans the server's user cannot replace: the error says why (round 26, F4, F5) -----------
+
+
+def test_a_plan_of_another_user_in_a_sticky_folder_is_refused_as_such(team_dir: Path) -> None:
+    """In a folder like /tmp (mode 1777) only a file's owner may replace it: the kernel
+    refused the swap, and the agent got "Operation not permitted" after the store had
+    written the whole temp file."""
+    sticky = team_dir / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    path = plan_file(sticky)
+    os.chown(path, COLLEAGUE, COLLEAGUE)
+    path.chmod(0o666)
+    read, write = os.pipe()
+    warm = FileStore(Roots.from_args([str(sticky)], env={}, cwd=sticky))
+    warm.read("plan.werkbaum")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child)
+        os.close(read)
+        try:
+            os.setgroups([SERVER_USER])
+            os.setgid(SERVER_USER)
+            os.setuid(SERVER_USER)
+            store = FileStore(Roots.from_args([str(sticky)], env={}, cwd=sticky))
+            base = store.read("plan.werkbaum").base
+            try:
+                store.write("plan.werkbaum", base, [], AGENT)
+                os.write(write, b"written")
+            except WerkbaumError as exc:
+                os.write(write, json.dumps(exc.to_json()["error"]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        error = json.loads(answer.read())
+    os.waitpid(pid, 0)
+    assert (error["code"], error["reason"]) == ("forbidden_source", "read_only")
+    assert "sticky" in error["message"] and f"uid {COLLEAGUE}" in error["message"]
+    assert path.read_text(encoding="utf-8") == PLAN
+    assert sorted(p.name for p in sticky.iterdir()) == ["plan.werkbaum"]
+
+
+@pytest.fixture(name="bind_mounted")
+def bind_mounted_fixture(root: Path) -> Iterator[Path]:
+    """``root/plan.werkbaum`` with another file bind-mounted onto it, as ``docker run -v
+    ./plan.werkbaum:/work/plan.werkbaum`` mounts a single file into a container."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a bind mount needs root")
+    path = plan_file(root)
+    source = plan_file(root.parent, PLAN, "mounted.werkbaum")
+    done = subprocess.run(["mount", "--bind", str(source), str(path)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"mount --bind: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_bind_mounted_plan_says_it_cannot_be_replaced(
+    store: FileStore, root: Path, bind_mounted: Path
+) -> None:
+    """The rename over a mount point fails with EBUSY: "Device or resource busy" told the
+    agent and the person nothing they could act on."""
+    base = store.read("plan.werkbaum").base
+    with pytest.raises(SourceUnavailable) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert info.value.details["reason"] == "mount_point"
+    assert "mount its folder" in info.value.message
+    assert bind_mounted.read_text(encoding="utf-8") == PLAN
+    assert sorted(p.name for p in root.iterdir()) == ["plan.werkbaum"]
