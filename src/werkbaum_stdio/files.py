@@ -387,10 +387,12 @@ class FileStore:
             _check_replaceable(place, current, source)
             if current.snapshot.base.checksum != base.checksum:
                 raise conflict(source, current.snapshot)
+            _remove_orphans(place)
             data = encode_update(new_text, current.file)
+            if data == current.raw:  # the same bytes: no new file (an editor would reload)
+                return current.snapshot
             written = decode(data)
             _check_size(written.text, source, self.max_chars)
-            _remove_orphans(place)
             _replace_atomically(place, data, current, source)
             _fsync_dir(place.fd)
         return _snapshot(written)

@@ -197,3 +197,21 @@ def test_a_plan_made_read_only_right_before_the_swap_is_not_written(
     assert info.value.details["reason"] == "read_only"
     assert path.read_text(encoding="utf-8") == PLAN
     assert temp_files(root) == []
+
+
+def test_a_write_that_changes_nothing_leaves_the_file_alone(store: FileStore, root: Path) -> None:
+    """Round 26 attack-files F12: a write whose text is the plan's (a status set to what it
+    is, a whole text written back) replaced the file with the same bytes — a new inode and
+    mtime, so an editor that has the plan open asks to reload it and file watchers fire."""
+    path = plan_file(root, PLAN.replace("\n", "\r\n"))
+    before = path.stat()
+    base = store.read("plan.werkbaum").base
+    written = store.write("plan.werkbaum", base, [], PLAN)
+    after = path.stat()
+    assert written.base == base
+    assert (after.st_ino, after.st_mtime_ns, after.st_ctime_ns) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_ctime_ns,
+    )
+    assert path.read_bytes() == PLAN.replace("\n", "\r\n").encode()
