@@ -81,6 +81,12 @@ def decode(data: bytes) -> FileText:
     return FileText(text=normalize_newlines(body), body=body, bom=bom, uniform=_uniform(body))
 
 
+def utf16(data: bytes) -> bool:
+    """Whether ``data`` starts with a UTF-16 byte-order mark: a file saved as "Unicode" by a
+    Windows editor, which is not UTF-8 from its first byte on."""
+    return data[:2] in (b"\xff\xfe", b"\xfe\xff")
+
+
 def encode_new(text: str) -> bytes:
     """The bytes of a new file: the text as given, a leading U+FEFF as the BOM."""
     if text.startswith(BOM_CHAR):

@@ -117,7 +117,7 @@ from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_
 from werkbaum_core.text import MAX_TEXT_CHARS, checksum
 from werkbaum_stdio import plan_list
 from werkbaum_stdio.confined import Changed, Place, unavailable, walk
-from werkbaum_stdio.file_text import BOM, FileText, decode, encode_new, encode_update
+from werkbaum_stdio.file_text import BOM, FileText, decode, encode_new, encode_update, utf16
 from werkbaum_stdio.plan_list import PlanPage
 from werkbaum_stdio.plan_names import TEMP_SUFFIX, PlanNames
 from werkbaum_stdio.roots import Roots, check_source, split_path
@@ -363,8 +363,11 @@ class FileStore:
         try:
             file = decode(data)
         except UnicodeDecodeError as exc:
+            why = f"invalid byte at offset {exc.start}"
+            if utf16(data):
+                why = "it is UTF-16: it starts with a UTF-16 byte-order mark; save it as UTF-8"
             raise InvalidArgument(
-                f"{source} is not UTF-8 (invalid byte at offset {exc.start}); plans are UTF-8 text",
+                f"{source} is not UTF-8 ({why}); plans are UTF-8 text",
                 source=source,
                 offset=exc.start,
             ) from None

@@ -20,7 +20,7 @@ from typing import BinaryIO
 import attrs
 
 from werkbaum_core.text import MAX_TEXT_CHARS
-from werkbaum_stdio.file_text import BOM, decode
+from werkbaum_stdio.file_text import BOM, decode, utf16
 from werkbaum_stdio.plan_names import PlanNames, walked_dir
 
 STDIN = "-"
@@ -170,6 +170,10 @@ def _decode(data: bytes) -> str:
     try:
         text = decode(data).text
     except UnicodeDecodeError as exc:
+        if utf16(data):
+            raise Unreadable(
+                "UTF-16 text (a UTF-16 byte-order mark), not UTF-8: save it as UTF-8"
+            ) from None
         raise Unreadable(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
         ) from None

@@ -280,3 +280,13 @@ def test_the_largest_plan_the_server_reads_is_checked(plans: Path) -> None:
     assert read_plan(PlanArg("widest.werkbaum", plans / "widest.werkbaum")) == (
         "\U0001f600" * MAX_TEXT_CHARS
     )
+
+
+def test_a_utf16_plan_is_named_as_such(plans: Path) -> None:
+    """Round 26 attack-files F9: a Windows editor's "Unicode" save was "byte 0xff at offset 0"."""
+    (plans / "unicode.werkbaum").write_bytes(GOOD.encode("utf-16"))
+    assert_reported(
+        check_with(plans, "unicode.werkbaum"),
+        "unicode.werkbaum",
+        "UTF-16 text (a UTF-16 byte-order mark), not UTF-8: save it as UTF-8",
+    )
