@@ -827,20 +827,51 @@ def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) 
 def _swap_back(place: Place, temp: str, source: str) -> None:
     """Give the plan's name back the file the swap took from it (a person's save).
 
-    From here on ``temp`` names that file: a stop signal must not remove it, and if
-    the swap back fails the error keeps it and says where it is.
+    From here on ``temp`` names that file: a stop signal must not remove it. If the
+    plan's name is gone meanwhile (the new file was removed), the file gets the name
+    without replacing anything. If that fails too, the file is kept under a name no
+    orphan sweep removes (``.werkbaum-kept-<16 hex>``), and the error says where.
     """
     _LIVE.forget(place, temp)
     try:
-        if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
-            return
-        os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+        for _ in range(ATTEMPTS):
+            try:
+                if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+                    return
+                os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                return
+            except FileNotFoundError:
+                pass  # the plan's name is gone: take it, if it is still free
+            try:
+                _publish_back(place, temp)
+                return
+            except FileExistsError:
+                continue  # a name again: exchange with it
+        raise OSError(errno.EEXIST, "the plan's name kept changing")
     except OSError as exc:
+        kept = _keep(place, temp)
         raise _Kept(
             f"{source} changed while it was written, and putting the changed file back "
-            f"failed ({exc.strerror or exc}); it is {place.path.parent / temp}",
+            f"failed ({exc.strerror or exc}); it is {place.path.parent / kept}",
             source=source,
         ) from None
+
+
+def _publish_back(place: Place, temp: str) -> None:
+    """``temp`` under the plan's name, replacing nothing (``FileExistsError`` if taken)."""
+    if not _rename_noreplace(place.fd, temp, place.name):
+        os.link(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd, follow_symlinks=False)
+        os.unlink(temp, dir_fd=place.fd)
+
+
+def _keep(place: Place, temp: str) -> str:
+    """Move a person's file from the temp name (which the next writer's sweep removes) to
+    a hidden name of its own; the name it is under now."""
+    kept = f"{TEMP_PREFIX}kept-{secrets.token_hex(8)}"
+    with contextlib.suppress(OSError):
+        if _rename_noreplace(place.fd, temp, kept):
+            return kept
+    return temp
 
 
 class _Kept(SourceUnavailable):

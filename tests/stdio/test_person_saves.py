@@ -215,3 +215,31 @@ def test_a_write_that_changes_nothing_leaves_the_file_alone(store: FileStore, ro
         before.st_ctime_ns,
     )
     assert path.read_bytes() == PLAN.replace("\n", "\r\n").encode()
+
+
+def test_a_save_into_the_old_file_whose_name_is_gone_gets_the_name_back(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F6: after the swap, the old file (under the temp name) was
+    written by a program that had it open, and the plan's name was removed meanwhile. The
+    swap back failed (no name to exchange with), the error said the person's text was
+    kept under the temp name — and the next write in the folder removed it as an orphan.
+    Now it gets the plan's name back and the write is a conflict with that text."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    real = files._swapped_out_as_read
+
+    def meanwhile(place: Any, temp: str, held: int, current: Any) -> bool:
+        (root / temp).write_text(SAVED, encoding="utf-8")  # the old file, written in place
+        path.unlink()  # the agent's new file, removed
+        return bool(real(place, temp, held, current))
+
+    monkeypatch.setattr(files, "_swapped_out_as_read", meanwhile)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    monkeypatch.setattr(files, "_swapped_out_as_read", real)
+    assert info.value.details["current"]["text"] == SAVED
+    assert path.read_text(encoding="utf-8") == SAVED
+    assert temp_files(root) == []
+    store.write("plan.werkbaum", store.read("plan.werkbaum").base, [], AGENT)  # it goes on
+    assert path.read_text(encoding="utf-8") == AGENT
