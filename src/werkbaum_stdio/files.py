@@ -906,10 +906,18 @@ def _read_regular(
 
     ``single_name``: a file with other hard links is refused as well. Raises
     ``NotFound``, ``Changed`` (it is a symlink now), ``SourceUnavailable``,
-    ``TooLarge`` — never blocks (a FIFO is refused, not opened for reading).
+    ``TooLarge`` — never blocks, and opens nothing but a regular file (a FIFO or a
+    device is refused by its kind before any open; one swapped in after that look is
+    opened without blocking and refused by ``fstat``).
     """
     max_bytes = _max_bytes(max_chars)
     try:
+        # Its kind first: opening a FIFO releases a writer waiting in its open, and some
+        # devices act on an open. (A swap after this look is still refused by ``fstat``.)
+        entry = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
+        if stat.S_ISLNK(entry.st_mode):
+            raise Changed  # it became a symlink after the walk
+        _check_plain_file(entry, source, place.path, single_name=False)
         fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
     except FileNotFoundError:
         raise NotFound(f"no file {source} ({place.path})", source=source) from None
