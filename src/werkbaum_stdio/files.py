@@ -723,7 +723,7 @@ def _keep_identity(
                 os.fchown(fd, uid, gid)
             elif os.fstat(fd).st_gid != gid:
                 os.fchown(fd, -1, gid)
-        if ACL_ACCESS not in dict(attributes):
+        if ACL_ACCESS not in dict(attributes) and hasattr(os, "removexattr"):  # Linux
             with contextlib.suppress(OSError):
                 os.removexattr(fd, ACL_ACCESS)
         for name, value in attributes:
@@ -736,7 +736,10 @@ def _attributes(fd: int) -> Attributes:
     """The extended attributes of the file ``fd`` that a write keeps: its POSIX ACL
     (``system.posix_acl_access``) and the ``user.*`` ones tools put on a file. Not the
     ``security.*`` and ``trusted.*`` ones (labels and capabilities are the system's to
-    give a new file). Those this user may not read are left out."""
+    give a new file). Those this user may not read are left out; none where Python has
+    no ``os.listxattr`` (it is Linux's)."""
+    if not hasattr(os, "listxattr"):
+        return ()
     try:
         names = os.listxattr(fd)
     except OSError:
