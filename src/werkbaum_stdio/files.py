@@ -578,6 +578,15 @@ def _locked(place: Place, source: str, timeout: float) -> Iterator[None]:
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
         except OSError as exc:
+            if exc.errno == errno.EBADF:  # held as a path only (:func:`.confined.open_dir`)
+                mode = stat.S_IMODE(os.fstat(place.fd).st_mode)
+                raise SourceUnavailable(
+                    f"{source}: its directory {place.path.parent} cannot be listed by the "
+                    f"server's user (mode {mode:04o}), and a write locks and lists it — make "
+                    "it readable (chmod u+r) if agents may change its plans",
+                    source=source,
+                    reason="unlistable",
+                ) from None
             raise unavailable(source, exc, place.path.parent) from None
     try:
         yield

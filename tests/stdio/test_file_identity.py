@@ -249,3 +249,23 @@ def test_a_bind_mounted_plan_says_it_cannot_be_replaced(
     assert "mount its folder" in info.value.message
     assert bind_mounted.read_text(encoding="utf-8") == PLAN
     assert sorted(p.name for p in root.iterdir()) == ["plan.werkbaum"]
+
+
+# --- a root below a folder one may pass through but not list (round 26, F14) ------------------
+
+
+def test_a_root_below_a_folder_that_cannot_be_listed_is_served(team_dir: Path) -> None:
+    """``/home`` with mode 0711 (so users cannot list each other's homes, as on shared hosts):
+    its users may pass through it. The store opened every folder from ``/`` to the root
+    for reading, and every call of a server running as such a user failed: "the root …
+    cannot be opened (Permission denied)"."""
+    home = team_dir / "home"
+    project = home / "bob" / "project"
+    project.mkdir(parents=True)
+    plan_file(project)
+    for folder in (home / "bob", project):
+        os.chown(folder, SERVER_USER, SERVER_USER)
+    os.chown(project / "plan.werkbaum", SERVER_USER, SERVER_USER)
+    home.chmod(0o711)
+    assert write_as(SERVER_USER, [SERVER_USER], project) == 0
+    assert (project / "plan.werkbaum").read_text(encoding="utf-8") == AGENT
