@@ -82,9 +82,16 @@ def decode(data: bytes) -> FileText:
 
 
 def utf16(data: bytes) -> bool:
-    """Whether ``data`` starts with a UTF-16 byte-order mark: a file saved as "Unicode" by a
-    Windows editor, which is not UTF-8 from its first byte on."""
-    return data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    """Whether ``data`` is UTF-16 text with a byte-order mark: a file saved as "Unicode" by a
+    Windows editor, which is not UTF-8 from its first byte on (other bytes that merely
+    start like it are not)."""
+    if data[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+        return False
+    try:
+        data.decode("utf-16")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def encode_new(text: str) -> bytes:
