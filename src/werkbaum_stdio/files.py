@@ -982,22 +982,40 @@ def replace_file(
     Under the directory lock (so the store's writers and this one never
     race), a temp file, fsync, rename, fsync of the directory. The new file
     gets ``mode``, else the mode of the regular file it replaces, else 0666
-    minus the umask. For the git mirror, which decides from git what may be
-    overwritten: ``check`` runs with the new file complete, right before the
-    rename, so that the file it compares is the one replaced a moment later
-    (a person's editor takes no lock); whatever it raises cancels the write.
+    minus the umask; and what a write of the store keeps of the file it
+    replaces (owner or group, ACL, attributes: :func:`_keep_identity`). For
+    the git mirror, which decides from git what may be overwritten: ``check``
+    runs with the new file complete, right before the rename, so that the
+    file it compares is the one replaced a moment later (a person's editor
+    takes no lock); whatever it raises cancels the write.
     """
     with _locked(place, source, lock_timeout):
         _remove_orphans(place)
-        if mode is None:
-            existing = _lstat(place, source)
-            if existing is not None and stat.S_ISREG(existing.st_mode):
+        owner: tuple[int, int] | None = None
+        attributes: Attributes = ()
+        existing = _lstat(place, source)
+        if existing is not None and stat.S_ISREG(existing.st_mode):
+            owner = existing.st_uid, existing.st_gid
+            attributes = _attributes_of(place)
+            if mode is None:
                 mode = stat.S_IMODE(existing.st_mode)
-        with _temp_file(place, data, source, mode, None) as temp:
+        with _temp_file(place, data, source, mode, owner, attributes) as temp:
             if check is not None:
                 check()
             _rename(place, temp, source)
         _fsync_dir(place.fd)
+
+
+def _attributes_of(place: Place) -> Attributes:
+    """:func:`_attributes` of the regular file ``place`` names; none if it cannot be read."""
+    try:
+        fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
+    except OSError:
+        return ()
+    try:
+        return _attributes(fd) if stat.S_ISREG(os.fstat(fd).st_mode) else ()
+    finally:
+        os.close(fd)
 
 
 def _stamp_of(info: os.stat_result) -> Stamp:

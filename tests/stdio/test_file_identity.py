@@ -31,7 +31,8 @@ from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
     store_fixture,
 )
 from werkbaum_core import SourceUnavailable, WerkbaumError
-from werkbaum_stdio.files import FileStore
+from werkbaum_stdio.confined import walk
+from werkbaum_stdio.files import FileStore, replace_file
 from werkbaum_stdio.roots import Roots
 
 AGENT = PLAN + "  - [ ] #agent: Added by the agent (XS)\n"
@@ -269,3 +270,19 @@ def test_a_root_below_a_folder_that_cannot_be_listed_is_served(team_dir: Path) -
     home.chmod(0o711)
     assert write_as(SERVER_USER, [SERVER_USER], project) == 0
     assert (project / "plan.werkbaum").read_text(encoding="utf-8") == AGENT
+
+
+def test_the_git_mirrors_replace_keeps_the_acl_and_attributes_too(root: Path) -> None:
+    """:func:`replace_file` writes a ``--mirror`` file the way the store writes a plan; it
+    dropped the ACL and attributes as well (round 26 attack-files F2)."""
+    path = plan_file(root)
+    path.chmod(0o664)
+    set_or_skip(path, ATTRIBUTE, b"https://example.org/plan")
+    set_or_skip(path, ACL_ACCESS, acl(COLLEAGUE, 6))
+    before = {name: os.getxattr(path, name) for name in os.listxattr(path)}
+    roots = Roots.from_args([str(root)], env={}, cwd=root)
+    with walk(roots, root, ["plan.werkbaum"], "plan.werkbaum", follow=True) as place:
+        replace_file(place, AGENT.encode(), "plan.werkbaum", None)
+    assert path.read_text(encoding="utf-8") == AGENT
+    assert {name: os.getxattr(path, name) for name in os.listxattr(path)} == before
+    assert stat.S_IMODE(path.stat().st_mode) == 0o664
