@@ -385,7 +385,7 @@ class FileStore:
     def _write_once(self, source: str, base: Base, new_text: str) -> Snapshot:
         with self._place(source) as place, _locked(place, source, self.lock_timeout):
             current = self._load(place, source, attributes=True)
-            _check_writable(current, source, place.path)
+            _check_writable(current, source, place)
             _check_directory_writable(place, source)
             _check_replaceable(place, current, source)
             if current.snapshot.base.checksum != base.checksum:
@@ -461,12 +461,16 @@ def _check_plain_file(info: os.stat_result, source: str, path: Path, *, single_n
         )
 
 
-def _check_writable(current: _Current, source: str, path: Path) -> None:
+def _check_writable(current: _Current, source: str, place: Place) -> None:
     """Refuse a write the file's mode says no to — for every user, root included.
 
-    The mode bits are the intent (ACLs are not consulted): the owner's write
-    bit must be set, and the bit that applies to the server's user too.
+    The mode bits are the intent: the owner's write bit must be set, and the bit
+    that applies to the server's user too. A user other than root must also be
+    allowed to write the file by the kernel's own test (``faccessat``), which
+    honours an ACL too: one that gives the server's user read access only is the
+    person's no, although the rename that replaces the file would not ask.
     """
+    path = place.path
     if not _writable(current.mode, current.uid, current.gid):
         raise ForbiddenSource(
             f"{source} ({path}) is read-only (mode {current.mode:04o}); the server does not "
@@ -474,6 +478,22 @@ def _check_writable(current: _Current, source: str, path: Path) -> None:
             source=source,
             reason="read_only",
         )
+    if os.geteuid() != 0 and not _may_write(place):
+        raise ForbiddenSource(
+            f"{source} ({path}) is read-only for the server's user (uid {os.geteuid()}): the "
+            "file's permissions (its ACL) do not let that user write it; the server does not "
+            "write it — grant write access if agents may change it",
+            source=source,
+            reason="read_only",
+        )
+
+
+def _may_write(place: Place) -> bool:
+    """The kernel's answer to "may this process write the file ``place`` names?"."""
+    try:
+        return os.access(place.name, os.W_OK, dir_fd=place.fd, effective_ids=True)
+    except (OSError, NotImplementedError):
+        return True  # no answer here: the mode bits decided
 
 
 def _check_directory_writable(place: Place, source: str) -> None:

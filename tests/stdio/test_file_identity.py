@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,26 +111,36 @@ def team_dir_fixture() -> Iterator[Path]:
         shutil.rmtree(top)
 
 
-def write_as(user: int, groups: list[int], root: Path) -> int:
+def write_as(user: int, groups: list[int], root: Path) -> dict[str, Any] | None:
     """Write the plan in a forked child running as ``user`` (primary group ``user``,
-    supplementary ``groups``); the child's exit status (0: written)."""
+    supplementary ``groups``, no capabilities): None if it was written, else the error's
+    body (``code``, ``message``, ``reason`` …)."""
     warm = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
     warm.read("plan.werkbaum")  # every module the write needs is imported before the fork
+    read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover (the child)
-        status = 1
+        os.close(read)
+        answer: dict[str, Any] = {"code": "crashed"}
         try:
             os.setgroups(groups)
             os.setgid(user)
             os.setuid(user)
             store = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
             base = store.read("plan.werkbaum").base
-            store.write("plan.werkbaum", base, [], AGENT)
-            status = 0
+            try:
+                store.write("plan.werkbaum", base, [], AGENT)
+                answer = {"code": "ok"}
+            except WerkbaumError as exc:
+                answer = exc.to_json()["error"]
         finally:
-            os._exit(status)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+            os.write(write, json.dumps(answer).encode())
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        body: dict[str, Any] = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    return None if body == {"code": "ok"} else body
 
 
 def test_a_plan_shared_through_its_group_keeps_the_group(team_dir: Path) -> None:
@@ -142,7 +153,7 @@ def test_a_plan_shared_through_its_group_keeps_the_group(team_dir: Path) -> None
     path = plan_file(team)
     os.chown(path, SERVER_USER, TEAM)
     path.chmod(0o664)
-    assert write_as(SERVER_USER, [SERVER_USER, TEAM], team) == 0
+    assert write_as(SERVER_USER, [SERVER_USER, TEAM], team) is None
     assert path.read_text(encoding="utf-8") == AGENT
     info = path.stat()
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (SERVER_USER, TEAM, 0o664)
@@ -161,7 +172,7 @@ def test_a_set_id_plan_of_another_user_does_not_become_a_set_id_file_of_the_serv
     path = plan_file(shared)
     os.chown(path, COLLEAGUE, COLLEAGUE)
     path.chmod(0o6777)
-    assert write_as(SERVER_USER, [SERVER_USER], shared) == 0
+    assert write_as(SERVER_USER, [SERVER_USER], shared) is None
     assert path.read_text(encoding="utf-8") == AGENT
     info = path.stat()
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (SERVER_USER, 0o777)
@@ -192,29 +203,8 @@ def test_a_plan_of_another_user_in_a_sticky_folder_is_refused_as_such(team_dir: 
     path = plan_file(sticky)
     os.chown(path, COLLEAGUE, COLLEAGUE)
     path.chmod(0o666)
-    read, write = os.pipe()
-    warm = FileStore(Roots.from_args([str(sticky)], env={}, cwd=sticky))
-    warm.read("plan.werkbaum")
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover (the child)
-        os.close(read)
-        try:
-            os.setgroups([SERVER_USER])
-            os.setgid(SERVER_USER)
-            os.setuid(SERVER_USER)
-            store = FileStore(Roots.from_args([str(sticky)], env={}, cwd=sticky))
-            base = store.read("plan.werkbaum").base
-            try:
-                store.write("plan.werkbaum", base, [], AGENT)
-                os.write(write, b"written")
-            except WerkbaumError as exc:
-                os.write(write, json.dumps(exc.to_json()["error"]).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as answer:
-        error = json.loads(answer.read())
-    os.waitpid(pid, 0)
+    error = write_as(SERVER_USER, [SERVER_USER], sticky)
+    assert error is not None
     assert (error["code"], error["reason"]) == ("forbidden_source", "read_only")
     assert "sticky" in error["message"] and f"uid {COLLEAGUE}" in error["message"]
     assert path.read_text(encoding="utf-8") == PLAN
@@ -268,7 +258,7 @@ def test_a_root_below_a_folder_that_cannot_be_listed_is_served(team_dir: Path) -
         os.chown(folder, SERVER_USER, SERVER_USER)
     os.chown(project / "plan.werkbaum", SERVER_USER, SERVER_USER)
     home.chmod(0o711)
-    assert write_as(SERVER_USER, [SERVER_USER], project) == 0
+    assert write_as(SERVER_USER, [SERVER_USER], project) is None
     assert (project / "plan.werkbaum").read_text(encoding="utf-8") == AGENT
 
 
@@ -286,3 +276,23 @@ def test_the_git_mirrors_replace_keeps_the_acl_and_attributes_too(root: Path) ->
     assert path.read_text(encoding="utf-8") == AGENT
     assert {name: os.getxattr(path, name) for name in os.listxattr(path)} == before
     assert stat.S_IMODE(path.stat().st_mode) == 0o664
+
+
+def test_a_plan_an_acl_keeps_the_server_user_from_writing_is_refused(team_dir: Path) -> None:
+    """Round 26 attack-files F15: an ACL entry that gives the server's user read access only
+    (``user:1234:r--``) on a plan of the team (``1111:2345``, 0664; the user in 2345): the
+    user's shell cannot write it, but the store judged from the mode bits alone and
+    replaced it — the new file the user's own, the ACL no longer binding it."""
+    team = team_dir / "team"
+    team.mkdir()
+    os.chown(team, COLLEAGUE, TEAM)
+    team.chmod(0o775)
+    path = plan_file(team)
+    os.chown(path, COLLEAGUE, TEAM)
+    path.chmod(0o664)
+    set_or_skip(path, ACL_ACCESS, acl(SERVER_USER, 4))
+    error = write_as(SERVER_USER, [SERVER_USER, TEAM], team)
+    assert error is not None
+    assert (error["code"], error["reason"]) == ("forbidden_source", "read_only")
+    assert path.read_text(encoding="utf-8") == PLAN
+    assert path.stat().st_uid == COLLEAGUE
