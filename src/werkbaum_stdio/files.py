@@ -465,10 +465,12 @@ def _check_writable(current: _Current, source: str, place: Place) -> None:
     """Refuse a write the file's mode says no to — for every user, root included.
 
     The mode bits are the intent: the owner's write bit must be set, and the bit
-    that applies to the server's user too. A user other than root must also be
-    allowed to write the file by the kernel's own test (``faccessat``), which
-    honours an ACL too: one that gives the server's user read access only is the
-    person's no, although the rename that replaces the file would not ask.
+    that applies to the server's user too. The kernel's own test (``faccessat``)
+    must agree as well, which honours what the mode bits do not show: an ACL that
+    gives a user other than root read access only, an immutable or append-only
+    file (``chattr +i``/``+a``, binding root too), a read-only file system. Each
+    is the person's no, although the rename that replaces the file would not ask
+    (or would fail only after the new file is written).
     """
     path = place.path
     if not _writable(current.mode, current.uid, current.gid):
@@ -478,14 +480,22 @@ def _check_writable(current: _Current, source: str, place: Place) -> None:
             source=source,
             reason="read_only",
         )
-    if os.geteuid() != 0 and not _may_write(place):
-        raise ForbiddenSource(
-            f"{source} ({path}) is read-only for the server's user (uid {os.geteuid()}): the "
-            "file's permissions (its ACL) do not let that user write it; the server does not "
-            "write it — grant write access if agents may change it",
-            source=source,
-            reason="read_only",
+    if _may_write(place):
+        return
+    if os.fstatvfs(place.fd).f_flag & os.ST_RDONLY:
+        why = "it is on a read-only file system (mounted read-only)"
+    elif os.geteuid() == 0:
+        why = "it is immutable or append-only (chattr +i / +a)"
+    else:
+        why = (
+            f"the server's user (uid {os.geteuid()}) may not write it: its ACL, or an "
+            "immutable or append-only attribute (chattr +i / +a), says no"
         )
+    raise ForbiddenSource(
+        f"{source} ({path}) is read-only: {why}; the server does not write it",
+        source=source,
+        reason="read_only",
+    )
 
 
 def _may_write(place: Place) -> bool:

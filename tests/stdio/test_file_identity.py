@@ -31,7 +31,7 @@ from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
     root_fixture,
     store_fixture,
 )
-from werkbaum_core import SourceUnavailable, WerkbaumError
+from werkbaum_core import ForbiddenSource, SourceUnavailable, WerkbaumError
 from werkbaum_stdio.confined import walk
 from werkbaum_stdio.files import FileStore, replace_file
 from werkbaum_stdio.roots import Roots
@@ -296,3 +296,54 @@ def test_a_plan_an_acl_keeps_the_server_user_from_writing_is_refused(team_dir: P
     assert (error["code"], error["reason"]) == ("forbidden_source", "read_only")
     assert path.read_text(encoding="utf-8") == PLAN
     assert path.stat().st_uid == COLLEAGUE
+
+
+@pytest.fixture(name="read_only_mount")
+def read_only_mount_fixture(tmp_path: Path) -> Iterator[Path]:
+    """A folder with a plan, mounted read-only elsewhere (``docker run -v …:ro``)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a bind mount needs root")
+    source, target = tmp_path / "source", tmp_path / "ro"
+    source.mkdir()
+    target.mkdir()
+    plan_file(source)
+    done = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(source), str(target)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"mount: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield Path(os.path.realpath(target))
+    finally:
+        subprocess.run(["umount", str(target)], check=True)
+
+
+def test_a_plan_on_a_read_only_file_system_is_refused_as_such(read_only_mount: Path) -> None:
+    """Round 26 attack-files O5/F16: the store wrote the temp file first and then said
+    "Read-only file system" (source_unavailable); it is the person's no, as a read-only
+    mode is."""
+    store = FileStore(Roots.from_args([str(read_only_mount)], env={}, cwd=read_only_mount))
+    base = store.read("plan.werkbaum").base
+    with pytest.raises(ForbiddenSource) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert info.value.details["reason"] == "read_only"
+    assert "read-only file system" in info.value.message
+
+
+def test_an_immutable_plan_is_refused_as_such(store: FileStore, root: Path) -> None:
+    """``chattr +i`` (or ``+a``): even root may not replace it; the store found out at the
+    swap, after writing the temp file ("Operation not permitted")."""
+    path = plan_file(root)
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr")
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not allowed here")
+    try:
+        base = store.read("plan.werkbaum").base
+        with pytest.raises(ForbiddenSource) as info:
+            store.write("plan.werkbaum", base, [], AGENT)
+        assert info.value.details["reason"] == "read_only"
+        assert "chattr" in info.value.message
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+    assert path.read_text(encoding="utf-8") == PLAN
