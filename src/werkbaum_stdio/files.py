@@ -508,7 +508,15 @@ def _may_write(place: Place) -> bool:
 
 def _check_directory_writable(place: Place, source: str) -> None:
     """The same for the plan's directory, where a write or create puts its new file: a
-    directory made read-only keeps its plans as they are, also from a server run as root."""
+    directory made read-only keeps its plans as they are, also from a server run as root;
+    so does a file system mounted read-only."""
+    if os.fstatvfs(place.fd).f_flag & os.ST_RDONLY:
+        raise ForbiddenSource(
+            f"{source}: its directory {place.path.parent} is on a read-only file system "
+            "(mounted read-only); the server does not write there",
+            source=source,
+            reason="read_only",
+        )
     info = os.fstat(place.fd)
     if not _writable(stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid):
         directory = place.path.parent

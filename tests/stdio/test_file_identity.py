@@ -328,6 +328,13 @@ def test_a_plan_on_a_read_only_file_system_is_refused_as_such(read_only_mount: P
         store.write("plan.werkbaum", base, [], AGENT)
     assert info.value.details["reason"] == "read_only"
     assert "read-only file system" in info.value.message
+    for create in (
+        lambda: store.create("new.werkbaum", PLAN),
+        lambda: store.check_new("new.werkbaum"),
+    ):
+        with pytest.raises(ForbiddenSource) as info:
+            create()
+        assert "read-only file system" in info.value.message
 
 
 def test_an_immutable_plan_is_refused_as_such(store: FileStore, root: Path) -> None:
