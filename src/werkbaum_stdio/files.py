@@ -509,7 +509,10 @@ def _may_write(place: Place) -> bool:
 def _check_directory_writable(place: Place, source: str) -> None:
     """The same for the plan's directory, where a write or create puts its new file: a
     directory made read-only keeps its plans as they are, also from a server run as root;
-    so does a file system mounted read-only."""
+    so does a file system mounted read-only. (And a directory this user cannot list —
+    held as a path only — is no place for a write: a dry run says so as a create would.)"""
+    if fcntl.fcntl(place.fd, fcntl.F_GETFL) & getattr(os, "O_PATH", 0):
+        raise _unlistable(place, source)
     if os.fstatvfs(place.fd).f_flag & os.ST_RDONLY:
         raise ForbiddenSource(
             f"{source}: its directory {place.path.parent} is on a read-only file system "
@@ -617,19 +620,23 @@ def _locked(place: Place, source: str, timeout: float) -> Iterator[None]:
             pause = min(pause * 2, 0.02)
         except OSError as exc:
             if exc.errno == errno.EBADF:  # held as a path only (:func:`.confined.open_dir`)
-                mode = stat.S_IMODE(os.fstat(place.fd).st_mode)
-                raise SourceUnavailable(
-                    f"{source}: its directory {place.path.parent} cannot be listed by the "
-                    f"server's user (mode {mode:04o}), and a write locks and lists it — make "
-                    "it readable (chmod u+r) if agents may change its plans",
-                    source=source,
-                    reason="unlistable",
-                ) from None
+                raise _unlistable(place, source) from None
             raise unavailable(source, exc, place.path.parent) from None
     try:
         yield
     finally:
         fcntl.flock(place.fd, fcntl.LOCK_UN)
+
+
+def _unlistable(place: Place, source: str) -> SourceUnavailable:
+    mode = stat.S_IMODE(os.fstat(place.fd).st_mode)
+    return SourceUnavailable(
+        f"{source}: its directory {place.path.parent} cannot be listed by the server's user "
+        f"(mode {mode:04o}), and a write locks and lists it — make it readable (chmod u+r) "
+        "if agents may change its plans",
+        source=source,
+        reason="unlistable",
+    )
 
 
 def _lstat(place: Place, source: str) -> os.stat_result | None:

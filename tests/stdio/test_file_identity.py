@@ -19,7 +19,7 @@ import stat
 import struct
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +111,15 @@ def team_dir_fixture() -> Iterator[Path]:
         shutil.rmtree(top)
 
 
-def write_as(user: int, groups: list[int], root: Path) -> dict[str, Any] | None:
-    """Write the plan in a forked child running as ``user`` (primary group ``user``,
-    supplementary ``groups``, no capabilities): None if it was written, else the error's
-    body (``code``, ``message``, ``reason`` …)."""
+def write_as(
+    user: int,
+    groups: list[int],
+    root: Path,
+    action: Callable[[FileStore], object] | None = None,
+) -> dict[str, Any] | None:
+    """Write the plan (or do ``action`` with the store) in a forked child running as
+    ``user`` (primary group ``user``, supplementary ``groups``, no capabilities): None if
+    it was done, else the error's body (``code``, ``message``, ``reason`` …)."""
     warm = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
     warm.read("plan.werkbaum")  # every module the write needs is imported before the fork
     read, write = os.pipe()
@@ -127,9 +132,12 @@ def write_as(user: int, groups: list[int], root: Path) -> dict[str, Any] | None:
             os.setgid(user)
             os.setuid(user)
             store = FileStore(Roots.from_args([str(root)], env={}, cwd=root))
-            base = store.read("plan.werkbaum").base
             try:
-                store.write("plan.werkbaum", base, [], AGENT)
+                if action is None:
+                    base = store.read("plan.werkbaum").base
+                    store.write("plan.werkbaum", base, [], AGENT)
+                else:
+                    action(store)
                 answer = {"code": "ok"}
             except WerkbaumError as exc:
                 answer = exc.to_json()["error"]
@@ -260,6 +268,17 @@ def test_a_root_below_a_folder_that_cannot_be_listed_is_served(team_dir: Path) -
     home.chmod(0o711)
     assert write_as(SERVER_USER, [SERVER_USER], project) is None
     assert (project / "plan.werkbaum").read_text(encoding="utf-8") == AGENT
+    # A plan folder of its own that cannot be listed: a create, and its dry run, say so.
+    hidden = project / "hidden"
+    hidden.mkdir(mode=0o311)
+    hidden.chmod(0o311)
+    os.chown(hidden, SERVER_USER, SERVER_USER)
+    for action in (
+        lambda store: store.check_new("hidden/new.werkbaum"),
+        lambda store: store.create("hidden/new.werkbaum", PLAN),
+    ):
+        error = write_as(SERVER_USER, [SERVER_USER], project, action)
+        assert error is not None and error["reason"] == "unlistable", error
 
 
 def test_the_git_mirrors_replace_keeps_the_acl_and_attributes_too(root: Path) -> None:
