@@ -756,9 +756,9 @@ def _keep_identity(
 ) -> None:
     """Give the new file ``fd`` what the file it replaces had besides its bytes.
 
-    * ``owner`` (uid, gid; None where the replaced file is not known, as for the git
-      mirror): both when running as root; otherwise the group, when it is one of the
-      server user's (chown's own rule) — a plan shared through its group stays
+    * ``owner`` (uid, gid of the file replaced; None where none is, as for a git mirror
+      file still to be made): both when running as root; otherwise the group, when it
+      is one of the server user's (chown's own rule) — a plan shared through its group stays
       writable for the group. Best effort: where the kernel says no, the file is the
       server user's, as any file it creates.
     * with ``owner``, ``attributes`` (:func:`_attributes`): the POSIX ACL and the
@@ -770,7 +770,7 @@ def _keep_identity(
       another user must not become a set-ID file of the server's user with the text an
       agent wrote.
     """
-    if owner is not None:  # the replaced file is known (a write of the store)
+    if owner is not None:  # a file is replaced
         uid, gid = owner
         with contextlib.suppress(OSError):
             if os.geteuid() == 0:
