@@ -818,13 +818,16 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
     checked again — still the file that was read, with the same bytes, mode and
     owner — and only then removed; if it changed, the two are swapped back (a
     name found gone at the swap is read again too: a save that removes the
-    file before it makes the new one). What remains
+    file before it makes the new one; and if what the swap back took from the
+    name is not the new file but an editor's save that replaced it meanwhile,
+    that save gets the name again). What remains
     is a program that opened the plan before and writes into it after that
     last check (the old file is gone by then). Where the file system has no
     exchange, a plain rename follows the first check.
     """
     owner = (current.uid, current.gid)
     with _temp_file(place, data, source, current.mode, owner, current.attributes) as temp:
+        ours = _entry_identity(place, temp)
         held = _open_as_read(place, current)
         try:
             try:
@@ -836,6 +839,8 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
                 return
             if not _swapped_out_as_read(place, temp, held, current):
                 _swap_back(place, temp, source)
+                if _entry_identity(place, temp) not in (ours, None):
+                    _newer_save_back(place, temp, source)
                 raise Changed  # changed by a process outside the lock: read and compare again
             with contextlib.suppress(OSError):  # else the next writer's orphan sweep does it
                 os.unlink(temp, dir_fd=place.fd)  # the old plan
@@ -912,6 +917,35 @@ def _swap_back(place: Place, temp: str, source: str) -> None:
             f"failed ({exc.strerror or exc}); it is {place.path.parent / kept}",
             source=source,
         ) from None
+
+
+def _entry_identity(place: Place, name: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the entry ``name`` in the held directory, if there is one."""
+    try:
+        info = os.stat(name, dir_fd=place.fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _newer_save_back(place: Place, temp: str, source: str) -> None:
+    """The swap back took from the plan's name not the new file but a person's save that
+    had replaced it meanwhile (an editor's rename): that save supersedes the old file the
+    swap back restored, so it gets the name again; the old file — written into by a
+    program that had it open — is kept aside (``.werkbaum-kept-<16 hex>``), not lost."""
+    try:
+        if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+            _keep(place, temp)
+            return
+        reason = "the file system has no exchange"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    kept = _keep(place, temp)
+    raise _Kept(
+        f"{source} changed twice while it was written; putting the later save back failed "
+        f"({reason}); it is {place.path.parent / kept}",
+        source=source,
+    )
 
 
 def _publish_back(place: Place, temp: str) -> None:

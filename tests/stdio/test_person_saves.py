@@ -243,3 +243,33 @@ def test_a_save_into_the_old_file_whose_name_is_gone_gets_the_name_back(
     assert temp_files(root) == []
     store.write("plan.werkbaum", store.read("plan.werkbaum").base, [], AGENT)  # it goes on
     assert path.read_text(encoding="utf-8") == AGENT
+
+
+def test_a_rename_save_landing_before_the_swap_back_is_not_removed(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files O2: after the swap, a program that had the old file open wrote
+    into it (so the store swaps back), and an editor's rename-save landed on the plan's
+    name (replacing the agent's new file). The swap back exchanged with that save, and the
+    cleanup removed what came out — the person's latest save. The save keeps the name; the
+    old file the program wrote into (which that save superseded) is kept aside, not lost."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    latest = SAVED.replace("[ ] #a", "[x] #a")
+    real = files._swapped_out_as_read
+
+    def meanwhile(place: Any, temp: str, held: int, current: Any) -> bool:
+        (root / temp).write_text(SAVED, encoding="utf-8")  # the old file, written in place
+        fresh = root / ".plan.werkbaum.swp"
+        fresh.write_text(latest, encoding="utf-8")
+        os.replace(fresh, path)  # the editor's save, over the agent's new file
+        return bool(real(place, temp, held, current))
+
+    monkeypatch.setattr(files, "_swapped_out_as_read", meanwhile)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == latest
+    assert info.value.details["current"]["text"] == latest
+    kept = [p for p in root.iterdir() if p.name.startswith(".werkbaum-kept-")]
+    assert [p.read_text(encoding="utf-8") for p in kept] == [SAVED]
+    assert temp_files(root) == []
