@@ -44,6 +44,8 @@ from werkbaum_stdio.plan_names import is_git_dir
 from werkbaum_stdio.roots import Roots, split_path
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_O_PATH: int | None = getattr(os, "O_PATH", None)
+"""Linux: a descriptor that only names the directory (no read permission needed)."""
 MAX_SYMLINKS = 40
 """Links followed per path, as Linux allows (``ELOOP`` beyond)."""
 
@@ -84,6 +86,20 @@ class Place:
         self.close()
 
 
+def open_dir(name: str, dir_fd: int) -> int:
+    """The directory ``name`` in ``dir_fd``, never through a symlink; for reading if this
+    user may list it, else (Linux) as a path only: a folder one may pass through but not
+    list (mode 0711, as ``/home`` on shared hosts) is on the way to many roots, and the
+    walk only opens, stats and reads links relative to it. Raises what ``open`` raises
+    (``PermissionError`` when not even passing through is allowed)."""
+    try:
+        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+    except PermissionError:
+        if _O_PATH is None:
+            raise
+        return os.open(name, _O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+
+
 def open_root(root: Path, source: str) -> int:
     """A descriptor of ``root``, reached from ``/`` without following any symlink.
 
@@ -94,7 +110,7 @@ def open_root(root: Path, source: str) -> int:
     try:
         fd = os.open("/", DIR_FLAGS)
         for part in root.parts[1:]:
-            child = os.open(part, DIR_FLAGS, dir_fd=fd)
+            child = open_dir(part, fd)
             os.close(fd)
             fd = child
     except OSError as exc:
@@ -181,7 +197,7 @@ class _Walk:
     def _child(self, fd: int, name: str) -> int | None:
         """The descriptor of directory ``name``, or None if it is a symlink (or no directory)."""
         try:
-            return os.open(name, DIR_FLAGS, dir_fd=fd)
+            return open_dir(name, fd)
         except FileNotFoundError:
             raise NotFound(f"no file {self.source}", source=self.source) from None
         except NotADirectoryError:
@@ -194,7 +210,7 @@ class _Walk:
     def _parent(self, fd: int, expected: _Identity) -> int:
         """Back to the directory the walk came from, which must still be that directory."""
         try:
-            parent = os.open("..", DIR_FLAGS, dir_fd=fd)
+            parent = open_dir("..", fd)
         except OSError as exc:
             raise unavailable(self.source, exc) from None
         finally:

@@ -81,6 +81,19 @@ def decode(data: bytes) -> FileText:
     return FileText(text=normalize_newlines(body), body=body, bom=bom, uniform=_uniform(body))
 
 
+def utf16(data: bytes) -> bool:
+    """Whether ``data`` is UTF-16 text with a byte-order mark: a file saved as "Unicode" by a
+    Windows editor, which is not UTF-8 from its first byte on (other bytes that merely
+    start like it are not)."""
+    if data[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+        return False
+    try:
+        data.decode("utf-16")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def encode_new(text: str) -> bytes:
     """The bytes of a new file: the text as given, a leading U+FEFF as the BOM."""
     if text.startswith(BOM_CHAR):

@@ -45,10 +45,12 @@ What the store guarantees, and how:
 * **Atomic write.** A hidden temp file in the same directory
   (``.werkbaum-<16 hex>.werkbaum-tmp``: never a plan name, and of one length
   whatever the plan's name, so every name up to ``NAME_MAX`` can be
-  written), the bytes, the old file's mode (and owner, when running as
-  root), ``fsync``. A person's editor takes no lock, so right before the swap
-  the plan must still be the file that was read — device, inode, size,
-  mtime, change time (which no save can put back) and the bytes themselves;
+  written), the bytes, what the old file carried besides (its mode without
+  set-ID bits, ACL, ``user.*`` attributes, group — and owner, when running as
+  root: :func:`_keep_identity`), ``fsync``. A person's editor takes no lock,
+  so right before the swap the plan must still be the file that was read —
+  device, inode, size, mtime, change time (which no save can put back) and
+  the bytes themselves;
   then ``renameat2(RENAME_EXCHANGE)`` swaps the new file in and the old one
   out under the temp name, where it is checked once more (same inode, same
   bytes) and only then removed; a change found either time is swapped back
@@ -115,7 +117,7 @@ from werkbaum_core.stores.protocol import Base, Op, Snapshot, conflict, current_
 from werkbaum_core.text import MAX_TEXT_CHARS, checksum
 from werkbaum_stdio import plan_list
 from werkbaum_stdio.confined import Changed, Place, unavailable, walk
-from werkbaum_stdio.file_text import BOM, FileText, decode, encode_new, encode_update
+from werkbaum_stdio.file_text import BOM, FileText, decode, encode_new, encode_update, utf16
 from werkbaum_stdio.plan_list import PlanPage
 from werkbaum_stdio.plan_names import TEMP_SUFFIX, PlanNames
 from werkbaum_stdio.roots import Roots, check_source, split_path
@@ -142,6 +144,10 @@ ours (removed as an orphan under the directory lock)."""
 
 T = TypeVar("T")
 
+Attributes = tuple[tuple[str, bytes], ...]
+"""Extended attributes of a file, ``(name, value)``."""
+ACL_ACCESS = "system.posix_acl_access"
+
 Stamp = tuple[int, int, int, int, int]
 """``(device, inode, size, mtime_ns, ctime_ns)`` of a file: any write, truncate, chmod or
 ``utime`` moves the change time, and nothing can set it back (a save that keeps the size and
@@ -160,6 +166,8 @@ class _Current:
     gid: int
     stamp: Stamp
     """What ``stat`` said when it was read; compared again before the swap."""
+    attributes: Attributes = ()
+    """For a write: the extended attributes the new file gets (:func:`_attributes`)."""
 
     @property
     def snapshot(self) -> Snapshot:
@@ -346,14 +354,20 @@ class FileStore:
         with self._place(source) as place:
             return self._load(place, source).snapshot
 
-    def _load(self, place: Place, source: str) -> _Current:
-        """Open the plan relative to its held directory, check it, read and decode it."""
-        data, info = _read_regular(place, source, self.max_chars, single_name=True)
+    def _load(self, place: Place, source: str, *, attributes: bool = False) -> _Current:
+        """Open the plan relative to its held directory, check it, read and decode it
+        (``attributes``: for a write, with the extended attributes it keeps)."""
+        data, info, kept = _read_regular(
+            place, source, self.max_chars, single_name=True, attributes=attributes
+        )
         try:
             file = decode(data)
         except UnicodeDecodeError as exc:
+            why = f"invalid byte at offset {exc.start}"
+            if utf16(data):
+                why = "it is UTF-16: it starts with a UTF-16 byte-order mark; save it as UTF-8"
             raise InvalidArgument(
-                f"{source} is not UTF-8 (invalid byte at offset {exc.start}); plans are UTF-8 text",
+                f"{source} is not UTF-8 ({why}); plans are UTF-8 text",
                 source=source,
                 offset=exc.start,
             ) from None
@@ -365,19 +379,23 @@ class FileStore:
             uid=info.st_uid,
             gid=info.st_gid,
             stamp=_stamp_of(info),
+            attributes=kept,
         )
 
     def _write_once(self, source: str, base: Base, new_text: str) -> Snapshot:
         with self._place(source) as place, _locked(place, source, self.lock_timeout):
-            current = self._load(place, source)
-            _check_writable(current, source, place.path)
+            current = self._load(place, source, attributes=True)
+            _check_writable(current, source, place)
             _check_directory_writable(place, source)
+            _check_replaceable(place, current, source)
             if current.snapshot.base.checksum != base.checksum:
                 raise conflict(source, current.snapshot)
+            _remove_orphans(place)
             data = encode_update(new_text, current.file)
+            if data == current.raw:  # the same bytes: no new file (an editor would reload)
+                return current.snapshot
             written = decode(data)
             _check_size(written.text, source, self.max_chars)
-            _remove_orphans(place)
             _replace_atomically(place, data, current, source)
             _fsync_dir(place.fd)
         return _snapshot(written)
@@ -443,12 +461,18 @@ def _check_plain_file(info: os.stat_result, source: str, path: Path, *, single_n
         )
 
 
-def _check_writable(current: _Current, source: str, path: Path) -> None:
+def _check_writable(current: _Current, source: str, place: Place) -> None:
     """Refuse a write the file's mode says no to — for every user, root included.
 
-    The mode bits are the intent (ACLs are not consulted): the owner's write
-    bit must be set, and the bit that applies to the server's user too.
+    The mode bits are the intent: the owner's write bit must be set, and the bit
+    that applies to the server's user too. The kernel's own test (``faccessat``)
+    must agree as well, which honours what the mode bits do not show: an ACL that
+    gives a user other than root read access only, an immutable or append-only
+    file (``chattr +i``/``+a``, binding root too), a read-only file system. Each
+    is the person's no, although the rename that replaces the file would not ask
+    (or would fail only after the new file is written).
     """
+    path = place.path
     if not _writable(current.mode, current.uid, current.gid):
         raise ForbiddenSource(
             f"{source} ({path}) is read-only (mode {current.mode:04o}); the server does not "
@@ -456,11 +480,46 @@ def _check_writable(current: _Current, source: str, path: Path) -> None:
             source=source,
             reason="read_only",
         )
+    if _may_write(place):
+        return
+    if os.fstatvfs(place.fd).f_flag & os.ST_RDONLY:
+        why = "it is on a read-only file system (mounted read-only)"
+    elif os.geteuid() == 0:
+        why = "it is immutable or append-only (chattr +i / +a)"
+    else:
+        why = (
+            f"the server's user (uid {os.geteuid()}) may not write it: its ACL, or an "
+            "immutable or append-only attribute (chattr +i / +a), says no"
+        )
+    raise ForbiddenSource(
+        f"{source} ({path}) is read-only: {why}; the server does not write it",
+        source=source,
+        reason="read_only",
+    )
+
+
+def _may_write(place: Place) -> bool:
+    """The kernel's answer to "may this process write the file ``place`` names?"."""
+    try:
+        return os.access(place.name, os.W_OK, dir_fd=place.fd, effective_ids=True)
+    except (OSError, NotImplementedError):
+        return True  # no answer here: the mode bits decided
 
 
 def _check_directory_writable(place: Place, source: str) -> None:
     """The same for the plan's directory, where a write or create puts its new file: a
-    directory made read-only keeps its plans as they are, also from a server run as root."""
+    directory made read-only keeps its plans as they are, also from a server run as root;
+    so does a file system mounted read-only. (And a directory this user cannot list —
+    held as a path only — is no place for a write: a dry run says so as a create would.)"""
+    if fcntl.fcntl(place.fd, fcntl.F_GETFL) & getattr(os, "O_PATH", 0):
+        raise _unlistable(place, source)
+    if os.fstatvfs(place.fd).f_flag & os.ST_RDONLY:
+        raise ForbiddenSource(
+            f"{source}: its directory {place.path.parent} is on a read-only file system "
+            "(mounted read-only); the server does not write there",
+            source=source,
+            reason="read_only",
+        )
     info = os.fstat(place.fd)
     if not _writable(stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid):
         directory = place.path.parent
@@ -471,6 +530,36 @@ def _check_directory_writable(place: Place, source: str) -> None:
             source=source,
             reason="read_only",
         )
+
+
+def _check_replaceable(place: Place, current: _Current, source: str) -> None:
+    """Refuse up front what the kernel would refuse at the swap: in a sticky directory
+    (mode 1777, as ``/tmp``) only the file's owner, the directory's owner and root may
+    replace a file (round 26 F5: "Operation not permitted" after the whole temp file)."""
+    info = os.fstat(place.fd)
+    euid = os.geteuid()
+    if info.st_mode & stat.S_ISVTX and euid not in (0, current.uid, info.st_uid):
+        raise ForbiddenSource(
+            f"{source} ({place.path}) belongs to another user (uid {current.uid}) in a sticky "
+            f"directory (mode {stat.S_IMODE(info.st_mode):04o}, as /tmp), where only its "
+            "owner may replace it; the server writes a plan by replacing it — move it to a "
+            "folder of its own, or let its owner write it",
+            source=source,
+            reason="read_only",
+        )
+
+
+def _cannot_replace(source: str, exc: OSError, path: Path) -> SourceUnavailable:
+    """The swap's failure as the documented error; a mount point says what to do."""
+    if exc.errno == errno.EBUSY:
+        return SourceUnavailable(
+            f"{source} ({path}) is a mount point — a file mounted into place on its own, as "
+            "`docker run -v FILE:…` does — and cannot be replaced; the server writes a plan "
+            "by renaming a new file over it: mount its folder instead",
+            source=source,
+            reason="mount_point",
+        )
+    return unavailable(source, exc, path)
 
 
 def _writable(mode: int, uid: int, gid: int) -> bool:
@@ -530,11 +619,24 @@ def _locked(place: Place, source: str, timeout: float) -> Iterator[None]:
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
         except OSError as exc:
+            if exc.errno == errno.EBADF:  # held as a path only (:func:`.confined.open_dir`)
+                raise _unlistable(place, source) from None
             raise unavailable(source, exc, place.path.parent) from None
     try:
         yield
     finally:
         fcntl.flock(place.fd, fcntl.LOCK_UN)
+
+
+def _unlistable(place: Place, source: str) -> SourceUnavailable:
+    mode = stat.S_IMODE(os.fstat(place.fd).st_mode)
+    return SourceUnavailable(
+        f"{source}: its directory {place.path.parent} cannot be listed by the server's user "
+        f"(mode {mode:04o}), and a write locks and lists it — make it readable (chmod u+r) "
+        "if agents may change its plans",
+        source=source,
+        reason="unlistable",
+    )
 
 
 def _lstat(place: Place, source: str) -> os.stat_result | None:
@@ -608,15 +710,20 @@ on_stop(_LIVE.remove_all)
 
 @contextlib.contextmanager
 def _temp_file(
-    place: Place, data: bytes, source: str, mode: int | None, owner: tuple[int, int] | None
+    place: Place,
+    data: bytes,
+    source: str,
+    mode: int | None,
+    owner: tuple[int, int] | None,
+    attributes: Attributes = (),
 ) -> Iterator[str]:
     """A complete, durable temp file with ``data`` in the held directory; its name.
 
     The body renames (or links) it into place; whatever ends the body
     otherwise, the temp file is removed. With ``mode`` it is created 0600 and
-    then given ``mode`` (and, when running as root, ``owner``), so a private
-    plan is never readable by others on the way; without, 0666 minus the
-    umask, as any new file.
+    then given what the file it replaces had (:func:`_keep_identity`: owner or
+    group, ACL and attributes, ``mode``), so a private plan is never readable by
+    others on the way; without, 0666 minus the umask, as any new file.
     """
     name = f"{TEMP_PREFIX}{secrets.token_hex(8)}{TEMP_SUFFIX}"
     try:
@@ -629,10 +736,7 @@ def _temp_file(
                 handle.write(data)
                 handle.flush()
                 if mode is not None:
-                    os.fchmod(handle.fileno(), mode)
-                if owner is not None and os.geteuid() == 0:
-                    with contextlib.suppress(OSError):
-                        os.fchown(handle.fileno(), *owner)
+                    _keep_identity(handle.fileno(), mode, owner, attributes)
                 os.fsync(handle.fileno())
         except OSError as exc:
             raise unavailable(source, exc, place.path) from None
@@ -647,6 +751,61 @@ def _temp_file(
         _LIVE.forget(place, name)
 
 
+def _keep_identity(
+    fd: int, mode: int, owner: tuple[int, int] | None, attributes: Attributes
+) -> None:
+    """Give the new file ``fd`` what the file it replaces had besides its bytes.
+
+    * ``owner`` (uid, gid of the file replaced; None where none is, as for a git mirror
+      file still to be made): both when running as root; otherwise the group, when it
+      is one of the server user's (chown's own rule) — a plan shared through its group stays
+      writable for the group. Best effort: where the kernel says no, the file is the
+      server user's, as any file it creates.
+    * with ``owner``, ``attributes`` (:func:`_attributes`): the POSIX ACL and the
+      ``user.*`` attributes. A plan that had no ACL gets none, also where the folder's
+      default ACL gave the new file one.
+    * ``mode``, last (an ACL sets the group bits as its mask; a chown clears set-id
+      bits), without the set-user-ID and set-group-ID bits: a write clears those, as
+      the kernel does for any write by an unprivileged process — a set-ID plan of
+      another user must not become a set-ID file of the server's user with the text an
+      agent wrote.
+    """
+    if owner is not None:  # a file is replaced
+        uid, gid = owner
+        with contextlib.suppress(OSError):
+            if os.geteuid() == 0:
+                os.fchown(fd, uid, gid)
+            elif os.fstat(fd).st_gid != gid:
+                os.fchown(fd, -1, gid)
+        if ACL_ACCESS not in dict(attributes) and hasattr(os, "removexattr"):  # Linux
+            with contextlib.suppress(OSError):
+                os.removexattr(fd, ACL_ACCESS)
+        for name, value in attributes:
+            with contextlib.suppress(OSError):
+                os.setxattr(fd, name, value)
+    os.fchmod(fd, mode & ~(stat.S_ISUID | stat.S_ISGID))
+
+
+def _attributes(fd: int) -> Attributes:
+    """The extended attributes of the file ``fd`` that a write keeps: its POSIX ACL
+    (``system.posix_acl_access``) and the ``user.*`` ones tools put on a file. Not the
+    ``security.*`` and ``trusted.*`` ones (labels and capabilities are the system's to
+    give a new file). Those this user may not read are left out; none where Python has
+    no ``os.listxattr`` (it is Linux's)."""
+    if not hasattr(os, "listxattr"):
+        return ()
+    try:
+        names = os.listxattr(fd)
+    except OSError:
+        return ()
+    found: list[tuple[str, bytes]] = []
+    for name in names:
+        if name == ACL_ACCESS or name.startswith("user."):
+            with contextlib.suppress(OSError):
+                found.append((name, os.getxattr(fd, name)))
+    return tuple(found)
+
+
 def _replace_atomically(place: Place, data: bytes, current: _Current, source: str) -> None:
     """Put a temp file with ``data`` (and the old mode and owner) in place of the plan as read.
 
@@ -656,25 +815,37 @@ def _replace_atomically(place: Place, data: bytes, current: _Current, source: st
     before the swap the plan must still be the file that was read: same
     stamp, same bytes. The swap is ``renameat2(RENAME_EXCHANGE)``: the plan's
     name gets the new file and the temp name the old one, which is then
-    checked again — still the file that was read, with the same bytes — and
-    only then removed; if it changed, the two are swapped back. What remains
+    checked again — still the file that was read, with the same bytes, mode and
+    owner — and only then removed; if it changed, the two are swapped back (a
+    name found gone at the swap is read again too: a save that removes the
+    file before it makes the new one; and if what the swap back took from the
+    name is not the new file but an editor's save that replaced it meanwhile,
+    that save gets the name again). What remains
     is a program that opened the plan before and writes into it after that
     last check (the old file is gone by then). Where the file system has no
     exchange, a plain rename follows the first check.
     """
-    with _temp_file(place, data, source, current.mode, (current.uid, current.gid)) as temp:
+    owner = (current.uid, current.gid)
+    with _temp_file(place, data, source, current.mode, owner, current.attributes) as temp:
+        ours = _entry_identity(place, temp)
         held = _open_as_read(place, current)
         try:
-            if not _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+            try:
+                exchanged = _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE)
+            except FileNotFoundError:  # removed since the check (``git checkout``, a delete)
+                raise Changed from None  # read again: it is back (compare) or gone (not found)
+            if not exchanged:
                 _rename(place, temp, source)
                 return
             if not _swapped_out_as_read(place, temp, held, current):
                 _swap_back(place, temp, source)
+                if _entry_identity(place, temp) not in (ours, None):
+                    _newer_save_back(place, temp, source)
                 raise Changed  # changed by a process outside the lock: read and compare again
             with contextlib.suppress(OSError):  # else the next writer's orphan sweep does it
                 os.unlink(temp, dir_fd=place.fd)  # the old plan
         except OSError as exc:
-            raise unavailable(source, exc, place.path) from None
+            raise _cannot_replace(source, exc, place.path) from None
         finally:
             os.close(held)
 
@@ -697,7 +868,8 @@ def _open_as_read(place: Place, current: _Current) -> int:
 def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) -> bool:
     """Whether the file the swap moved to ``temp`` is ``held``, unchanged since it was read.
 
-    Its change time moved with the rename itself, so size, mtime and the bytes tell.
+    Its change time moved with the rename itself, so size, mtime and the bytes tell — and
+    mode and owner, which a ``chmod a-w`` or ``chown`` changes and nothing else does.
     """
     try:
         entry = os.stat(temp, dir_fd=place.fd, follow_symlinks=False)
@@ -708,6 +880,8 @@ def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) 
     return (
         (entry.st_dev, entry.st_ino) == (info.st_dev, info.st_ino)
         and (info.st_size, info.st_mtime_ns) == (read[2], read[3])
+        and (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
+        == (current.mode, current.uid, current.gid)
         and _bytes_at(held, current.raw) == current.raw
     )
 
@@ -715,20 +889,80 @@ def _swapped_out_as_read(place: Place, temp: str, held: int, current: _Current) 
 def _swap_back(place: Place, temp: str, source: str) -> None:
     """Give the plan's name back the file the swap took from it (a person's save).
 
-    From here on ``temp`` names that file: a stop signal must not remove it, and if
-    the swap back fails the error keeps it and says where it is.
+    From here on ``temp`` names that file: a stop signal must not remove it. If the
+    plan's name is gone meanwhile (the new file was removed), the file gets the name
+    without replacing anything. If that fails too, the file is kept under a name no
+    orphan sweep removes (``.werkbaum-kept-<16 hex>``), and the error says where.
     """
     _LIVE.forget(place, temp)
     try:
-        if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
-            return
-        os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+        for _ in range(ATTEMPTS):
+            try:
+                if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+                    return
+                os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
+                return
+            except FileNotFoundError:
+                pass  # the plan's name is gone: take it, if it is still free
+            try:
+                _publish_back(place, temp)
+                return
+            except FileExistsError:
+                continue  # a name again: exchange with it
+        raise OSError(errno.EEXIST, "the plan's name kept changing")
     except OSError as exc:
+        kept = _keep(place, temp)
         raise _Kept(
             f"{source} changed while it was written, and putting the changed file back "
-            f"failed ({exc.strerror or exc}); it is {place.path.parent / temp}",
+            f"failed ({exc.strerror or exc}); it is {place.path.parent / kept}",
             source=source,
         ) from None
+
+
+def _entry_identity(place: Place, name: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the entry ``name`` in the held directory, if there is one."""
+    try:
+        info = os.stat(name, dir_fd=place.fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _newer_save_back(place: Place, temp: str, source: str) -> None:
+    """The swap back took from the plan's name not the new file but a person's save that
+    had replaced it meanwhile (an editor's rename): that save supersedes the old file the
+    swap back restored, so it gets the name again; the old file — written into by a
+    program that had it open — is kept aside (``.werkbaum-kept-<16 hex>``), not lost."""
+    try:
+        if _renameat2_flags(place.fd, temp, place.name, RENAME_EXCHANGE):
+            _keep(place, temp)
+            return
+        reason = "the file system has no exchange"
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    kept = _keep(place, temp)
+    raise _Kept(
+        f"{source} changed twice while it was written; putting the later save back failed "
+        f"({reason}); it is {place.path.parent / kept}",
+        source=source,
+    )
+
+
+def _publish_back(place: Place, temp: str) -> None:
+    """``temp`` under the plan's name, replacing nothing (``FileExistsError`` if taken)."""
+    if not _rename_noreplace(place.fd, temp, place.name):
+        os.link(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd, follow_symlinks=False)
+        os.unlink(temp, dir_fd=place.fd)
+
+
+def _keep(place: Place, temp: str) -> str:
+    """Move a person's file from the temp name (which the next writer's sweep removes) to
+    a hidden name of its own; the name it is under now."""
+    kept = f"{TEMP_PREFIX}kept-{secrets.token_hex(8)}"
+    with contextlib.suppress(OSError):
+        if _rename_noreplace(place.fd, temp, kept):
+            return kept
+    return temp
 
 
 class _Kept(SourceUnavailable):
@@ -752,20 +986,29 @@ def _rename(place: Place, temp: str, source: str) -> None:
     try:
         os.replace(temp, place.name, src_dir_fd=place.fd, dst_dir_fd=place.fd)
     except OSError as exc:
-        raise unavailable(source, exc, place.path) from None
+        raise _cannot_replace(source, exc, place.path) from None
 
 
 def _read_regular(
-    place: Place, source: str, max_chars: int, *, single_name: bool
-) -> tuple[bytes, os.stat_result]:
-    """The bytes of the regular file ``place`` names (at most ``max_chars`` worth) and its stat.
+    place: Place, source: str, max_chars: int, *, single_name: bool, attributes: bool = False
+) -> tuple[bytes, os.stat_result, Attributes]:
+    """The bytes of the regular file ``place`` names (at most ``max_chars`` worth), its stat
+    and, with ``attributes``, the extended attributes a write keeps (:func:`_attributes`).
 
     ``single_name``: a file with other hard links is refused as well. Raises
     ``NotFound``, ``Changed`` (it is a symlink now), ``SourceUnavailable``,
-    ``TooLarge`` — never blocks (a FIFO is refused, not opened for reading).
+    ``TooLarge`` — never blocks, and opens nothing but a regular file (a FIFO or a
+    device is refused by its kind before any open; one swapped in after that look is
+    opened without blocking and refused by ``fstat``).
     """
     max_bytes = _max_bytes(max_chars)
     try:
+        # Its kind first: opening a FIFO releases a writer waiting in its open, and some
+        # devices act on an open. (A swap after this look is still refused by ``fstat``.)
+        entry = os.stat(place.name, dir_fd=place.fd, follow_symlinks=False)
+        if stat.S_ISLNK(entry.st_mode):
+            raise Changed  # it became a symlink after the walk
+        _check_plain_file(entry, source, place.path, single_name=False)
         fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
     except FileNotFoundError:
         raise NotFound(f"no file {source} ({place.path})", source=source) from None
@@ -779,11 +1022,12 @@ def _read_regular(
         if info.st_size > max_bytes:
             raise _too_large(source, max_chars, None)
         data = _read_all(fd, max_bytes + 1, source, place.path)
+        kept = _attributes(fd) if attributes else ()
     finally:
         os.close(fd)
     if len(data) > max_bytes:
         raise _too_large(source, max_chars, None)
-    return data, info
+    return data, info, kept
 
 
 def read_bytes(
@@ -797,7 +1041,7 @@ def read_bytes(
     :func:`_read_regular`'s.
     """
     try:
-        data, info = _read_regular(place, source, max_chars, single_name=False)
+        data, info, _ = _read_regular(place, source, max_chars, single_name=False)
     except (NotFound, Changed):
         return None
     return data, stat.S_IMODE(info.st_mode)
@@ -817,22 +1061,40 @@ def replace_file(
     Under the directory lock (so the store's writers and this one never
     race), a temp file, fsync, rename, fsync of the directory. The new file
     gets ``mode``, else the mode of the regular file it replaces, else 0666
-    minus the umask. For the git mirror, which decides from git what may be
-    overwritten: ``check`` runs with the new file complete, right before the
-    rename, so that the file it compares is the one replaced a moment later
-    (a person's editor takes no lock); whatever it raises cancels the write.
+    minus the umask; and what a write of the store keeps of the file it
+    replaces (owner or group, ACL, attributes: :func:`_keep_identity`). For
+    the git mirror, which decides from git what may be overwritten: ``check``
+    runs with the new file complete, right before the rename, so that the
+    file it compares is the one replaced a moment later (a person's editor
+    takes no lock); whatever it raises cancels the write.
     """
     with _locked(place, source, lock_timeout):
         _remove_orphans(place)
-        if mode is None:
-            existing = _lstat(place, source)
-            if existing is not None and stat.S_ISREG(existing.st_mode):
+        owner: tuple[int, int] | None = None
+        attributes: Attributes = ()
+        existing = _lstat(place, source)
+        if existing is not None and stat.S_ISREG(existing.st_mode):
+            owner = existing.st_uid, existing.st_gid
+            attributes = _attributes_of(place)
+            if mode is None:
                 mode = stat.S_IMODE(existing.st_mode)
-        with _temp_file(place, data, source, mode, None) as temp:
+        with _temp_file(place, data, source, mode, owner, attributes) as temp:
             if check is not None:
                 check()
             _rename(place, temp, source)
         _fsync_dir(place.fd)
+
+
+def _attributes_of(place: Place) -> Attributes:
+    """:func:`_attributes` of the regular file ``place`` names; none if it cannot be read."""
+    try:
+        fd = os.open(place.name, READ_FLAGS, dir_fd=place.fd)
+    except OSError:
+        return ()
+    try:
+        return _attributes(fd) if stat.S_ISREG(os.fstat(fd).st_mode) else ()
+    finally:
+        os.close(fd)
 
 
 def _stamp_of(info: os.stat_result) -> Stamp:

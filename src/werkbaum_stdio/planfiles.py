@@ -20,14 +20,15 @@ from typing import BinaryIO
 import attrs
 
 from werkbaum_core.text import MAX_TEXT_CHARS
-from werkbaum_stdio.file_text import decode
+from werkbaum_stdio.file_text import BOM, decode, utf16
 from werkbaum_stdio.plan_names import PlanNames, walked_dir
 
 STDIN = "-"
 """The argument that means "read the plan from standard input"."""
-MAX_BYTES = MAX_TEXT_CHARS * 4
-"""UTF-8 needs at most 4 bytes per character: more bytes than this cannot be within the
-text limit, so no read goes further (a ``/dev/zero`` behind a symlink stops here)."""
+MAX_BYTES = MAX_TEXT_CHARS * 4 + len(BOM)
+"""UTF-8 needs at most 4 bytes per character, and a BOM may come first: more bytes than
+this cannot be within the text limit, so no read goes further (a ``/dev/zero`` behind a
+symlink stops here). The stdio server's file store reads the same bytes."""
 _CHUNK = 1 << 20
 
 _KINDS = {
@@ -169,6 +170,10 @@ def _decode(data: bytes) -> str:
     try:
         text = decode(data).text
     except UnicodeDecodeError as exc:
+        if utf16(data):
+            raise Unreadable(
+                "UTF-16 text (a UTF-16 byte-order mark), not UTF-8: save it as UTF-8"
+            ) from None
         raise Unreadable(
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
         ) from None

@@ -21,8 +21,9 @@ import pytest
 
 from tests.cli.scripts import BIN, PLAIN_ENV, run
 from werkbaum_core import MAX_TEXT_CHARS
+from werkbaum_stdio.file_text import BOM
 from werkbaum_stdio.plan_names import PlanNames
-from werkbaum_stdio.planfiles import Unreadable, expand, read_plan
+from werkbaum_stdio.planfiles import PlanArg, Unreadable, expand, read_plan
 
 GOOD = "[ ] Plan\n  - [ ] A (S)\n"
 BROKEN = "[z] Plan\n"
@@ -79,7 +80,7 @@ def test_endless_stdin_stops_at_the_byte_bound() -> None:
         result = run("check", "-", stdin=zero.fileno(), timeout=60)
     assert result.returncode == 2
     assert result.stdout == (
-        "<stdin>: error unreadable: more than 8,000,000 bytes; the limit is 2,000,000 characters\n"
+        "<stdin>: error unreadable: more than 8,000,003 bytes; the limit is 2,000,000 characters\n"
     )
 
 
@@ -122,7 +123,7 @@ def test_a_huge_sparse_file_is_not_read_to_its_end(plans: Path) -> None:
     started = time.monotonic()
     result = check_with(plans, "sparse.werkbaum")
     assert_reported(
-        result, "sparse.werkbaum", "more than 8,000,000 bytes; the limit is 2,000,000 characters"
+        result, "sparse.werkbaum", "more than 8,000,003 bytes; the limit is 2,000,000 characters"
     )
     assert time.monotonic() - started < 30
     (plans / "sparse.werkbaum").unlink()
@@ -269,3 +270,23 @@ def test_a_crlf_plan_reads_as_the_servers_file_store_reads_it(tmp_path: Path) ->
     )
     piped = run("inspect", "--json", "-", stdin=lf.replace("\n", "\r\n").encode("utf-8"))
     assert '"label": "B continued"' in piped.stdout
+
+
+def test_the_largest_plan_the_server_reads_is_checked(plans: Path) -> None:
+    """2,000,000 four-byte characters and a BOM: 8,000,003 bytes, within the text limit, and
+    the stdio server reads it; `check` said "more than 8,000,000 bytes" (round 26
+    attack-files F8: its byte bound left out the BOM)."""
+    (plans / "widest.werkbaum").write_bytes(BOM + ("\U0001f600" * MAX_TEXT_CHARS).encode())
+    assert read_plan(PlanArg("widest.werkbaum", plans / "widest.werkbaum")) == (
+        "\U0001f600" * MAX_TEXT_CHARS
+    )
+
+
+def test_a_utf16_plan_is_named_as_such(plans: Path) -> None:
+    """Round 26 attack-files F9: a Windows editor's "Unicode" save was "byte 0xff at offset 0"."""
+    (plans / "unicode.werkbaum").write_bytes(GOOD.encode("utf-16"))
+    assert_reported(
+        check_with(plans, "unicode.werkbaum"),
+        "unicode.werkbaum",
+        "UTF-16 text (a UTF-16 byte-order mark), not UTF-8: save it as UTF-8",
+    )

@@ -282,6 +282,17 @@ def test_bytes_that_are_not_utf8_name_the_offset(
     assert f"offset {offset}" in body["message"] and "UTF-8" in body["message"]
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_utf16_plan_is_named_as_such(store: FileStore, root: Path, encoding: str) -> None:
+    """Round 26 attack-files F9: Windows editors save "Unicode" as UTF-16 with a byte-order
+    mark; "invalid byte at offset 0" left the person guessing what to change."""
+    data = ("\ufeff" if encoding.endswith("be") else "") + "[ ] #plan: Plan\n"
+    plan_file(root, data.encode(encoding))
+    with pytest.raises(InvalidArgument) as info:
+        store.read("plan.werkbaum")
+    assert "it is UTF-16" in info.value.message and "save it as UTF-8" in info.value.message
+
+
 def test_a_missing_file_is_not_found_and_is_not_created_by_a_write(
     store: FileStore, root: Path
 ) -> None:

@@ -23,7 +23,7 @@ from tests.stdio.file_fixtures import (  # noqa: F401 (the fixtures)
     root_fixture,
     store_fixture,
 )
-from werkbaum_core import Conflict, ForbiddenSource
+from werkbaum_core import Conflict, ForbiddenSource, NotFound
 from werkbaum_stdio import files
 from werkbaum_stdio.files import TEMP_SUFFIX, FileStore
 
@@ -128,3 +128,148 @@ def test_a_directory_made_read_only_is_not_written_into_even_by_root(
     assert path.read_text(encoding="utf-8") == PLAN
     assert not (root / "new.werkbaum").exists()
     store.write("plan.werkbaum", base, [], AGENT)  # the person allowed it again
+
+
+def git_checkout_around_the_swap(
+    path: Path, monkeypatch: pytest.MonkeyPatch, recreate: bool
+) -> None:
+    """A save that removes the plan first and creates it again (``git checkout``, vim
+    without a backup copy): its unlink lands right before the store's swap, its create
+    (with ``recreate``) right after it."""
+    real = files._renameat2_flags
+    done: list[bool] = []
+
+    def exchanging(dir_fd: int, old: str, new: str, flags: int) -> bool:
+        if done or flags != files.RENAME_EXCHANGE:
+            return real(dir_fd, old, new, flags)
+        done.append(True)
+        path.unlink()
+        try:
+            return real(dir_fd, old, new, flags)
+        finally:
+            if recreate:
+                path.write_text(SAVED, encoding="utf-8")
+
+    monkeypatch.setattr(files, "_renameat2_flags", exchanging)
+
+
+def test_a_save_that_removes_the_plan_first_ends_as_conflict(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F3: the swap found the name gone and the agent got
+    ``source_unavailable`` "No such file or directory" (2 of 5,300 writes raced by a
+    vim-style save), though the plan was there again a moment later."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    git_checkout_around_the_swap(path, monkeypatch, recreate=True)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == SAVED
+    assert info.value.details["current"]["text"] == SAVED
+    assert temp_files(root) == []
+
+
+def test_a_plan_deleted_right_before_the_swap_is_not_found_and_stays_deleted(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    git_checkout_around_the_swap(path, monkeypatch, recreate=False)
+    with pytest.raises(NotFound):
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert not path.exists()
+    assert temp_files(root) == []
+
+
+def test_a_plan_made_read_only_right_before_the_swap_is_not_written(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F11: a chmod a-w between the store's last look and its swap
+    was not seen (the check after the swap compares size, mtime and bytes; a chmod
+    changes none of them), and the agent's text replaced a plan just made read-only."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    monkeypatch.setattr(
+        files, "_open_as_read", saving_once(lambda: path.chmod(0o444), files._open_as_read)
+    )
+    with pytest.raises(ForbiddenSource) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert info.value.details["reason"] == "read_only"
+    assert path.read_text(encoding="utf-8") == PLAN
+    assert temp_files(root) == []
+
+
+def test_a_write_that_changes_nothing_leaves_the_file_alone(store: FileStore, root: Path) -> None:
+    """Round 26 attack-files F12: a write whose text is the plan's (a status set to what it
+    is, a whole text written back) replaced the file with the same bytes — a new inode and
+    mtime, so an editor that has the plan open asks to reload it and file watchers fire."""
+    path = plan_file(root, PLAN.replace("\n", "\r\n"))
+    before = path.stat()
+    base = store.read("plan.werkbaum").base
+    written = store.write("plan.werkbaum", base, [], PLAN)
+    after = path.stat()
+    assert written.base == base
+    assert (after.st_ino, after.st_mtime_ns, after.st_ctime_ns) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_ctime_ns,
+    )
+    assert path.read_bytes() == PLAN.replace("\n", "\r\n").encode()
+
+
+def test_a_save_into_the_old_file_whose_name_is_gone_gets_the_name_back(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files F6: after the swap, the old file (under the temp name) was
+    written by a program that had it open, and the plan's name was removed meanwhile. The
+    swap back failed (no name to exchange with), the error said the person's text was
+    kept under the temp name — and the next write in the folder removed it as an orphan.
+    Now it gets the plan's name back and the write is a conflict with that text."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    real = files._swapped_out_as_read
+
+    def meanwhile(place: Any, temp: str, held: int, current: Any) -> bool:
+        (root / temp).write_text(SAVED, encoding="utf-8")  # the old file, written in place
+        path.unlink()  # the agent's new file, removed
+        return bool(real(place, temp, held, current))
+
+    monkeypatch.setattr(files, "_swapped_out_as_read", meanwhile)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    monkeypatch.setattr(files, "_swapped_out_as_read", real)
+    assert info.value.details["current"]["text"] == SAVED
+    assert path.read_text(encoding="utf-8") == SAVED
+    assert temp_files(root) == []
+    store.write("plan.werkbaum", store.read("plan.werkbaum").base, [], AGENT)  # it goes on
+    assert path.read_text(encoding="utf-8") == AGENT
+
+
+def test_a_rename_save_landing_before_the_swap_back_is_not_removed(
+    store: FileStore, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 26 attack-files O2: after the swap, a program that had the old file open wrote
+    into it (so the store swaps back), and an editor's rename-save landed on the plan's
+    name (replacing the agent's new file). The swap back exchanged with that save, and the
+    cleanup removed what came out — the person's latest save. The save keeps the name; the
+    old file the program wrote into (which that save superseded) is kept aside, not lost."""
+    path = plan_file(root)
+    base = store.read("plan.werkbaum").base
+    latest = SAVED.replace("[ ] #a", "[x] #a")
+    real = files._swapped_out_as_read
+
+    def meanwhile(place: Any, temp: str, held: int, current: Any) -> bool:
+        (root / temp).write_text(SAVED, encoding="utf-8")  # the old file, written in place
+        fresh = root / ".plan.werkbaum.swp"
+        fresh.write_text(latest, encoding="utf-8")
+        os.replace(fresh, path)  # the editor's save, over the agent's new file
+        return bool(real(place, temp, held, current))
+
+    monkeypatch.setattr(files, "_swapped_out_as_read", meanwhile)
+    with pytest.raises(Conflict) as info:
+        store.write("plan.werkbaum", base, [], AGENT)
+    assert path.read_text(encoding="utf-8") == latest
+    assert info.value.details["current"]["text"] == latest
+    kept = [p for p in root.iterdir() if p.name.startswith(".werkbaum-kept-")]
+    assert [p.read_text(encoding="utf-8") for p in kept] == [SAVED]
+    assert temp_files(root) == []
