@@ -161,7 +161,10 @@ def _read_bounded(stream: BinaryIO) -> bytes:
             return b"".join(chunks)
         chunks.append(chunk)
         size += len(chunk)
-    raise Unreadable(f"more than {MAX_BYTES:,} bytes; the limit is {MAX_TEXT_CHARS:,} characters")
+    raise Unreadable(
+        f"over {MAX_BYTES:,} bytes: more than the limit of {MAX_TEXT_CHARS:,} characters "
+        "takes in UTF-8"
+    )
 
 
 def _decode(data: bytes) -> str:
@@ -178,7 +181,7 @@ def _decode(data: bytes) -> str:
             f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
         ) from None
     if len(text) > MAX_TEXT_CHARS:
-        raise Unreadable(f"{len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+        raise Unreadable(f"{len(text):,} characters; the limit is {MAX_TEXT_CHARS:,} characters")
     return text
 
 

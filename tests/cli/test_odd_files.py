@@ -80,7 +80,7 @@ def test_endless_stdin_stops_at_the_byte_bound() -> None:
         result = run("check", "-", stdin=zero.fileno(), timeout=60)
     assert result.returncode == 2
     assert result.stdout == (
-        "<stdin>: error unreadable: more than 8,000,003 bytes; the limit is 2,000,000 characters\n"
+        "<stdin>: error unreadable: over 8,000,003 bytes: more than the limit of 2,000,000 characters takes in UTF-8\n"
     )
 
 
@@ -113,7 +113,7 @@ def test_a_plan_one_character_over_the_limit(plans: Path) -> None:
     assert_reported(
         check_with(plans, "huge.werkbaum"),
         "huge.werkbaum",
-        "2,000,001 characters; the limit is 2,000,000",
+        "2,000,001 characters; the limit is 2,000,000 characters",
     )
 
 
@@ -123,7 +123,9 @@ def test_a_huge_sparse_file_is_not_read_to_its_end(plans: Path) -> None:
     started = time.monotonic()
     result = check_with(plans, "sparse.werkbaum")
     assert_reported(
-        result, "sparse.werkbaum", "more than 8,000,003 bytes; the limit is 2,000,000 characters"
+        result,
+        "sparse.werkbaum",
+        "over 8,000,003 bytes: more than the limit of 2,000,000 characters takes in UTF-8",
     )
     assert time.monotonic() - started < 30
     (plans / "sparse.werkbaum").unlink()
