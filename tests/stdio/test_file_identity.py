@@ -151,16 +151,22 @@ def write_as(
     return None if body == {"code": "ok"} else body
 
 
+def team_plan(team: Path, owner: int) -> Path:
+    """A folder ``team`` (0775) with a plan (0664), both ``owner``'s and of the group TEAM."""
+    team.mkdir()
+    os.chown(team, owner, TEAM)
+    team.chmod(0o775)
+    path = plan_file(team)
+    os.chown(path, owner, TEAM)
+    path.chmod(0o664)
+    return path
+
+
 def test_a_plan_shared_through_its_group_keeps_the_group(team_dir: Path) -> None:
     """The server's user writes a plan of the team's group, in a folder of that group: the
     new file keeps the group (the user is in it), so the team can still write the plan."""
     team = team_dir / "team"
-    team.mkdir()
-    os.chown(team, SERVER_USER, TEAM)
-    team.chmod(0o775)
-    path = plan_file(team)
-    os.chown(path, SERVER_USER, TEAM)
-    path.chmod(0o664)
+    path = team_plan(team, SERVER_USER)
     assert write_as(SERVER_USER, [SERVER_USER, TEAM], team) is None
     assert path.read_text(encoding="utf-8") == AGENT
     info = path.stat()
@@ -303,12 +309,7 @@ def test_a_plan_an_acl_keeps_the_server_user_from_writing_is_refused(team_dir: P
     user's shell cannot write it, but the store judged from the mode bits alone and
     replaced it — the new file the user's own, the ACL no longer binding it."""
     team = team_dir / "team"
-    team.mkdir()
-    os.chown(team, COLLEAGUE, TEAM)
-    team.chmod(0o775)
-    path = plan_file(team)
-    os.chown(path, COLLEAGUE, TEAM)
-    path.chmod(0o664)
+    path = team_plan(team, COLLEAGUE)
     set_or_skip(path, ACL_ACCESS, acl(SERVER_USER, 4))
     error = write_as(SERVER_USER, [SERVER_USER, TEAM], team)
     assert error is not None
