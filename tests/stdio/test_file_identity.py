@@ -151,15 +151,24 @@ def write_as(
     return None if body == {"code": "ok"} else body
 
 
+def owned_plan(
+    folder: Path, folder_mode: int, owner: tuple[int, int], mode: int, *, folder_too: bool = False
+) -> Path:
+    """A new folder with a plan of ``owner`` (uid, gid) and ``mode``; with ``folder_too`` the
+    folder is theirs as well (else it stays the test's)."""
+    folder.mkdir()
+    if folder_too:
+        os.chown(folder, *owner)
+    folder.chmod(folder_mode)
+    path = plan_file(folder)
+    os.chown(path, *owner)
+    path.chmod(mode)
+    return path
+
+
 def team_plan(team: Path, owner: int) -> Path:
     """A folder ``team`` (0775) with a plan (0664), both ``owner``'s and of the group TEAM."""
-    team.mkdir()
-    os.chown(team, owner, TEAM)
-    team.chmod(0o775)
-    path = plan_file(team)
-    os.chown(path, owner, TEAM)
-    path.chmod(0o664)
-    return path
+    return owned_plan(team, 0o775, (owner, TEAM), 0o664, folder_too=True)
 
 
 def test_a_plan_shared_through_its_group_keeps_the_group(team_dir: Path) -> None:
@@ -181,11 +190,7 @@ def test_a_set_id_plan_of_another_user_does_not_become_a_set_id_file_of_the_serv
     rename makes a new file), so with the old mode it was a set-ID program of the server's
     user holding the text an agent wrote — what a write by that user clears in the kernel."""
     shared = team_dir / "shared"
-    shared.mkdir()
-    shared.chmod(0o777)
-    path = plan_file(shared)
-    os.chown(path, COLLEAGUE, COLLEAGUE)
-    path.chmod(0o6777)
+    path = owned_plan(shared, 0o777, (COLLEAGUE, COLLEAGUE), 0o6777)
     assert write_as(SERVER_USER, [SERVER_USER], shared) is None
     assert path.read_text(encoding="utf-8") == AGENT
     info = path.stat()
@@ -212,11 +217,7 @@ def test_a_plan_of_another_user_in_a_sticky_folder_is_refused_as_such(team_dir: 
     refused the swap, and the agent got "Operation not permitted" after the store had
     written the whole temp file."""
     sticky = team_dir / "sticky"
-    sticky.mkdir()
-    sticky.chmod(0o1777)
-    path = plan_file(sticky)
-    os.chown(path, COLLEAGUE, COLLEAGUE)
-    path.chmod(0o666)
+    path = owned_plan(sticky, 0o1777, (COLLEAGUE, COLLEAGUE), 0o666)
     error = write_as(SERVER_USER, [SERVER_USER], sticky)
     assert error is not None
     assert (error["code"], error["reason"]) == ("forbidden_source", "read_only")
