@@ -39,16 +39,18 @@ over unmerged index entries, never while someone else holds the index.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -208,6 +210,41 @@ def _ended(pid: int) -> bool:
 on_stop(_stop_everything)
 
 
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option (Linux): the signal a process gets when the thread that started it ends."""
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, on Linux; None elsewhere (or without a libc that has it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+_PRCTL = _prctl()
+"""Looked up once, in the parent: the child between fork and exec only calls it."""
+
+
+def _interrupted_with_parent() -> None:
+    """In git's child process before exec: SIGINT when the process that runs git dies.
+
+    A stop signal is answered by :func:`_stop_everything`, but a process killed
+    outright (SIGKILL: the Python MCP SDK's client sends it 2 s after SIGTERM,
+    while the server still waits up to 5 s for the write in flight) runs no
+    clean-up: its ``git commit``, in a process group of its own, waited for its hook
+    and then committed after the server had died, of an index no one would update
+    (the ``index.lock`` the server held stayed too; round 26). SIGINT, as a Ctrl-C:
+    git removes its own lock files and ends without committing; a hook left running
+    finishes on its own.
+    """
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
+
+
 def run_git(
     cwd: Path,
     *args: str,
@@ -239,6 +276,7 @@ def run_git(
             stderr=subprocess.PIPE,
             shell=False,
             process_group=0,  # its own group: the deadline stops the hooks with it
+            preexec_fn=_interrupted_with_parent if _PRCTL is not None else None,
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (no `git` on the PATH)") from exc

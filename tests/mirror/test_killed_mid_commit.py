@@ -1,0 +1,128 @@
+"""`werkbaum mirror` ended by a signal while its commit hook runs (round 26 attack-mirror).
+
+The cron command as cron, ``timeout`` or systemd end it — SIGTERM, SIGHUP when
+the terminal goes, SIGKILL — while ``git commit`` waits for a ``pre-commit``
+hook. The hook here tells git's pid and then blocks on a FIFO until the test
+lets it go, so that what git does after the mirror's process died is seen,
+not guessed at with a sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.backend import Backend
+from tests.backend.human import Human
+from tests.mirror.conftest import PLAN, commits
+from tests.mirror.test_cli import WERKBAUM
+
+WAIT = 30.0
+"""Seconds a step may take on a loaded machine before the test gives up waiting (a bound
+on the wait, never an assertion about time)."""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie no one has reaped yet counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_for(ready: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not ready():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.02)
+
+
+class BlockedHook:
+    """A ``pre-commit`` hook that writes git's pid and its own, then waits for
+    :meth:`release`."""
+
+    def __init__(self, repo: Path) -> None:
+        self.pid_file = repo.parent / "pids"
+        self.fifo = repo.parent / "hook.fifo"
+        os.mkfifo(self.fifo)
+        hook = repo / ".git" / "hooks" / "pre-commit"
+        hook.write_text(
+            f"#!/bin/sh\necho $PPID $$ > '{self.pid_file}.new'\nmv '{self.pid_file}.new' "
+            f"'{self.pid_file}'\nread line < '{self.fifo}'\n",
+            encoding="utf-8",
+        )
+        hook.chmod(0o755)
+
+    def pids(self) -> tuple[int, int]:
+        """git's pid and the hook's."""
+        _wait_for(self.pid_file.exists, "the commit hook")
+        git_pid, hook_pid = self.pid_file.read_text(encoding="utf-8").split()
+        return int(git_pid), int(hook_pid)
+
+    def release(self) -> None:
+        """Let the hook end, if it still waits; return once it has ended."""
+        try:
+            fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader, the hook has gone
+            pass
+        else:
+            os.write(fd, b"go\n")
+            os.close(fd)
+        _wait_for(lambda: not _alive(self.pids()[1]), "the hook's end")
+
+
+@pytest.fixture
+def second_version(repo: Path, backend: Backend, human: Human) -> Iterator[tuple[str, Path]]:
+    """The document's version 1 committed by a first run, version 2 on the backend."""
+    doc = human.create(PLAN, title="Cron")
+    url = f"{backend.base_url}/api/v1/documents/{doc}"
+    plan = repo / "plan.werkbaum"
+    first = subprocess.run(
+        [str(WERKBAUM), "mirror", url, str(plan), "--git-commit"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert first.returncode == 0, first.stderr
+    human.patch(doc, [{"op": "replace", "index": 1, "count": 1, "lines": ["  - [x] #a: A (S)"]}])
+    yield url, plan
+
+
+def _start(url: str, plan: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(WERKBAUM), "mirror", url, str(plan), "--git-commit"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_a_mirror_killed_outright_commits_nothing_after_it_died(
+    repo: Path, second_version: tuple[str, Path]
+) -> None:
+    """SIGKILL runs no clean-up in the mirror's process; its ``git commit`` (in a process
+    group of its own, so that the deadline stops the hooks with it) ran on and committed
+    once the hook ended — after the mirror had died, so the index kept the old entry (a
+    staged revert of the commit, ``MM``). git now ends with the process that runs it."""
+    url, plan = second_version
+    before = commits(repo)
+    hook = BlockedHook(repo)
+    running = _start(url, plan)
+    git_pid, _ = hook.pids()
+    running.kill()
+    running.communicate(timeout=WAIT)
+    deadline = time.monotonic() + 10.0
+    while _alive(git_pid) and time.monotonic() < deadline:  # the fix ends it at once
+        time.sleep(0.02)
+    hook.release()
+    _wait_for(lambda: not _alive(git_pid), "git's end")
+    assert commits(repo) == before, "a commit landed after the mirror had died"
