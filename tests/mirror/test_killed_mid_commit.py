@@ -10,6 +10,7 @@ not guessed at with a sleep.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ import pytest
 
 from tests.backend import Backend
 from tests.backend.human import Human
-from tests.mirror.conftest import PLAN, commits
+from tests.mirror.conftest import PLAN, commits, git
 from tests.mirror.test_cli import WERKBAUM
 
 WAIT = 30.0
@@ -126,3 +127,35 @@ def test_a_mirror_killed_outright_commits_nothing_after_it_died(
     hook.release()
     _wait_for(lambda: not _alive(git_pid), "git's end")
     assert commits(repo) == before, "a commit landed after the mirror had died"
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=str)
+def test_a_stop_signal_to_the_cron_command_interrupts_its_commit_and_cleans_up(
+    repo: Path, second_version: tuple[str, Path], number: signal.Signals
+) -> None:
+    """``timeout`` and systemd stop the cron job with SIGTERM, a closed terminal with SIGHUP;
+    only Ctrl-C was handled. The process died at once, leaving the repository's
+    ``index.lock`` (every ``git add`` then failed until someone removed it), a scratch
+    index, the file with the new text, and its ``git commit`` running on to commit after
+    it. Now it ends as on Ctrl-C: git interrupted, the lock removed, the file put back,
+    and the process still dies of the signal. Ctrl-C (SIGINT, exit 130) removed the lock
+    but left the file with the new text, which the next run stashed as a hand edit."""
+    url, plan = second_version
+    before, text = commits(repo), plan.read_bytes()
+    hook = BlockedHook(repo)
+    running = _start(url, plan)
+    git_pid, _ = hook.pids()
+    assert (repo / ".git" / "index.lock").exists(), "the mirror holds the index"
+    running.send_signal(number)
+    running.communicate(timeout=WAIT)
+    assert running.returncode == (130 if number == signal.SIGINT else -number)
+    assert not (repo / ".git" / "index.lock").exists()
+    deadline = time.monotonic() + 10.0
+    while _alive(git_pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    hook.release()
+    _wait_for(lambda: not _alive(git_pid), "git's end")
+    assert commits(repo) == before
+    assert plan.read_bytes() == text
+    assert git(repo, "status", "--porcelain") == ""
+    git(repo, "add", "README.md")  # the index is free

@@ -9,11 +9,15 @@ person's ``git commit`` can neither land between the two nor take the plan.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal
 
 import attrs
@@ -203,7 +207,8 @@ class Mirror:
         that cannot be reached safely (:mod:`.target`) is left as it was.
         """
         try:
-            return self._sync(via)
+            with _stop_signals_unwind():
+                return self._sync(via)
         except WerkbaumError as exc:
             return MirrorOutcome.failed("fetch", exc.message)
         except GitError as exc:
@@ -316,17 +321,22 @@ class Mirror:
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
         run = _Run(found=found, wrote=None, kept=kept)
+        entry = None
         try:
             if not same:
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
-            made = repo.commit(name, repo.entry_of(name, data, mode, state.index), message, held)
+            entry = repo.entry_of(name, data, mode, state.index)
+            made = repo.commit(name, entry, message, held)
         except FileChanged:  # only the write raises it: nothing written
             if kept is not None:
                 repo.drop_stash(kept)
             return None
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(run, exc)) from exc
+        except BaseException:  # Ctrl-C or a stop signal of `werkbaum mirror`: git is stopped
+            self._after_interruption(run, entry, held)
+            raise
         if isinstance(made, Present):  # HEAD holds the text: a hand edit undone, or committed
             return self._outcome(
                 "unchanged", fetched, kept=kept, committed_by=made.by, warning=made.warning
@@ -381,6 +391,23 @@ class Mirror:
         )
         return f"{failure}; {file_said}; the index is as it was{kept}"
 
+    def _after_interruption(self, run: _Run, entry: str | None, held: HeldIndex) -> None:
+        """Interrupted while it wrote or committed (Ctrl-C of ``werkbaum mirror``, a stop
+        signal, :func:`_stop_signals_unwind`), git stopped already: the file as it was —
+        unless git made the commit before it stopped, then the index gets its entry.
+
+        Before, the file was left with the new text and the index with the old entry: the
+        next run stashed the mirror's own text as a person's hand edit (round 26). Best
+        effort, as a clean-up on the way out must be: whatever fails here is left.
+        """
+        assert self.repo is not None
+        with contextlib.suppress(Exception):
+            if entry is not None and self.repo.head_entry(self.file.name) == entry:
+                if held.held:
+                    self.repo.write_index_entry(held, self.file.name, entry)
+                return
+            self._put_back(run, GitError("interrupted"))
+
     def _outcome(
         self,
         kind: Literal["commit", "written", "unchanged", "skipped"],
@@ -412,6 +439,56 @@ class Mirror:
         if version is None:
             raise SourceUnavailable(f"{self.document} answered without a version")
         return Fetched(text=snapshot.text, version=version, title=title, at=self.now())
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Stop signals a process may leave at their default: cron's ``timeout`` and systemd stop the
+``werkbaum mirror`` command with SIGTERM, a closed terminal sends SIGHUP."""
+
+
+class _Stopped(BaseException):
+    """A stop signal during a run of a process that has no handler of its own for it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_signals_unwind() -> Iterator[None]:
+    """In a process that leaves SIGTERM and SIGHUP at their default (``werkbaum mirror``; the
+    servers have their own handlers and clean up in :func:`~werkbaum_core.engine.lifetime.on_stop`):
+    during the run, the signal unwinds it as Ctrl-C does — git and its hooks interrupted, the
+    file put back, ``index.lock`` and the scratch indexes removed — and then the process
+    dies of it as before.
+
+    Before, the process died on the spot: the repository's ``index.lock`` stayed (every
+    person's ``git add`` failed until someone removed it), and the ``git commit`` waiting
+    for its hook committed after the process had gone (round 26). Main thread only: a
+    handler can be set nowhere else.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) == signal.SIG_DFL]
+
+    def stopped(signum: int, _frame: FrameType | None) -> None:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_IGN)  # the clean-up is not cut short by another
+        raise _Stopped(signum)
+
+    for sig in taken:
+        signal.signal(sig, stopped)
+    try:
+        yield
+    except _Stopped as stop:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(stop.signum)
+        raise  # the default action ended the process; never reached
+    finally:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def _hand_edit(state: FileState, same: bool) -> bool:
