@@ -770,12 +770,24 @@ class WorkTree:
         return None
 
     def _version_of(self, message: str) -> int | None:
-        """The trailer ``Werkbaum-Version``, else an old ``pull-doc`` subject's ``(Version n``."""
+        """The version a mirror commit's message archives (None: not a mirror commit): the
+        trailer ``Werkbaum-Version``, else an old ``pull-doc`` subject's ``(Version n``.
+
+        Only a message with the mirror's subject (``Werkbaum-Stand vom …``, a prefix a
+        ``prepare-commit-msg`` hook put before it allowed) is a mirror commit: a person's
+        commit of the plan whose message carries a ``Werkbaum-Version`` trailer — copied
+        from a mirror commit or another plan's — counted as one, and a higher number there
+        made every later run "skip" as if git archived a newer version already (round 26:
+        a copied ``Werkbaum-Version: 40`` held the file at version 1 while the document
+        went on to 4, 5, …, with exit 0 and "Skipped" each time).
+        """
+        subject = message.strip().split("\n", 1)[0]
+        if SUBJECT_PREFIX not in subject:
+            return None
         if VERSION_TRAILER in message:
             versions = [v for k, v in self.trailers(message) if k == VERSION_TRAILER]
             if versions and _NUMBER.fullmatch(versions[-1]):
                 return int(versions[-1])
-        subject = message.strip().split("\n", 1)[0]
         match = _OLD_SUBJECT_VERSION.search(subject)
         if subject.startswith(SUBJECT_PREFIX) and match:
             return int(match[1])
