@@ -159,3 +159,71 @@ def test_a_stop_signal_to_the_cron_command_interrupts_its_commit_and_cleans_up(
     assert plan.read_bytes() == text
     assert git(repo, "status", "--porcelain") == ""
     git(repo, "add", "README.md")  # the index is free
+
+
+def _killed_in_its_commit(repo: Path, url: str, plan: Path) -> None:
+    """`werkbaum mirror` SIGKILLed while its hook runs; the hook then let go."""
+    hook = BlockedHook(repo)
+    running = _start(url, plan)
+    git_pid, _ = hook.pids()
+    running.kill()
+    running.communicate(timeout=WAIT)
+    hook.release()
+    _wait_for(lambda: not _alive(git_pid), "git's end")
+    (repo / ".git" / "hooks" / "pre-commit").unlink()
+
+
+def _run(url: str, plan: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(WERKBAUM), "mirror", url, str(plan), "--git-commit"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def test_the_run_after_a_killed_one_takes_its_lock_back_and_commits_its_text(
+    repo: Path, second_version: tuple[str, Path], human: Human
+) -> None:
+    """A run killed outright leaves the ``index.lock`` it held and the file with the text
+    it wrote. The next run refused ("the index is locked", exit 3, every run after it too,
+    and every person's ``git add``) until someone removed the lock by hand, and then stashed
+    the mirror's own text as a person's hand edit. Now it takes back the lock — that very
+    file, of a process that has gone — and commits the text, with no stash."""
+    url, plan = second_version
+    before = commits(repo)
+    _killed_in_its_commit(repo, url, plan)
+    assert (repo / ".git" / "index.lock").exists()  # SIGKILL: nothing could remove it
+    again = _run(url, plan)
+    assert again.returncode == 0, again.stderr
+    assert "index.lock, left by a mirror run that was killed" in again.stderr
+    assert commits(repo)[1:] == before
+    assert git(repo, "stash", "list") == ""
+    assert "Werkbaum-Hand-Edit" not in git(repo, "log", "-1", "--format=%B")
+    assert git(repo, "show", "HEAD:plan.werkbaum") == human.get(url.rsplit("/", 1)[1])["content"]
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_lock_or_an_edit_of_someone_else_after_a_killed_run_is_never_taken_for_its_own(
+    repo: Path, second_version: tuple[str, Path]
+) -> None:
+    """After the killed run, a person removes its lock, edits the plan, and their own git
+    holds the index (a new ``index.lock``): the next run leaves that lock alone and refuses;
+    once it is gone, the person's edit is stashed as a hand edit, as ever."""
+    url, plan = second_version
+    _killed_in_its_commit(repo, url, plan)
+    lock = repo / ".git" / "index.lock"
+    lock.unlink()
+    plan.write_text(PLAN + "  - [ ] #h: by hand (S)\n", encoding="utf-8")
+    lock.write_bytes(b"")  # a person's git command holding the index
+    refused = _run(url, plan)
+    assert refused.returncode == 3
+    assert "the index is locked" in refused.stderr
+    assert lock.exists()
+    lock.unlink()
+    again = _run(url, plan)
+    assert again.returncode == 0, again.stderr
+    assert "Hand edit kept: git stash" in again.stdout
+    assert "#h: by hand" in git(repo, "stash", "show", "-p")

@@ -381,6 +381,10 @@ class IndexLocked(GitError):
     """The repository's ``index.lock`` exists: a git command holds the index (or a crashed one
     left the file). Raised before anything is touched."""
 
+    def __init__(self, message: str, lock: Path) -> None:
+        super().__init__(message)
+        self.lock = lock
+
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
     return info.st_dev, info.st_ino
@@ -419,7 +423,7 @@ class HeldIndex:
         try:
             fd = os.open(lock, LOCK_FLAGS, 0o666)
         except FileExistsError:
-            raise IndexLocked(f"the index is locked: {_locked(str(lock))}") from None
+            raise IndexLocked(f"the index is locked: {_locked(str(lock))}", lock) from None
         except OSError as exc:
             raise GitError(f"cannot lock the index ({lock}): {exc.strerror or exc}") from None
         identity = _identity(os.fstat(fd))

@@ -27,7 +27,7 @@ from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
 from werkbaum_stdio.mirror.git import FileState, GitError, HeldIndex, IndexLocked, Present, WorkTree
-from werkbaum_stdio.mirror.lock import mirror_lock
+from werkbaum_stdio.mirror.lock import Journal, mirror_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
 from werkbaum_stdio.mirror.target import Contents, FileChanged, FileProblem, MirrorTarget
 from werkbaum_stdio.roots import Roots
@@ -290,15 +290,32 @@ class Mirror:
         """
         assert self.repo is not None
         found = self.target.read()
+        journal = Journal.of(self.repo)
         try:
-            held = self.repo.hold_index()
+            held = self._hold_index(journal)
         except IndexLocked as locked:
             look = self._look(fetched, data, found)
             if look.outcome is not None:
                 return look.outcome
             raise GitError(f"{locked}; the file and the index were not touched") from None
-        with held:
-            return self._commit_held(fetched, data, history, via, found, held)
+        try:
+            journal.holding(held.lock)
+            with held:
+                return self._commit_held(fetched, data, history, via, found, held, journal)
+        finally:
+            journal.done()
+
+    def _hold_index(self, journal: Journal) -> HeldIndex:
+        """The repository's index, held; an ``index.lock`` that a mirror run killed outright
+        left behind (:class:`~.lock.Journal`) is taken back first."""
+        assert self.repo is not None
+        try:
+            return self.repo.hold_index()
+        except IndexLocked as locked:
+            if not journal.take_back(locked.lock):
+                raise
+            log.warning("removed %s, left by a mirror run that was killed", locked.lock)
+            return self.repo.hold_index()
 
     def _commit_held(
         self,
@@ -308,8 +325,13 @@ class Mirror:
         via: str | None,
         found: Contents,
         held: HeldIndex,
+        journal: Journal,
     ) -> MirrorOutcome | None:
-        """:meth:`_commit_once` with the index held: the look at git, then the change."""
+        """:meth:`_commit_once` with the index held: the look at git, then the change.
+
+        A text in the file that a mirror run wrote and could not commit before it was
+        killed (the ``journal`` says so) is no hand edit: it is committed, not stashed.
+        """
         assert self.repo is not None
         repo, name = self.repo, self.file.name
         look = self._look(fetched, data, found)
@@ -317,16 +339,19 @@ class Mirror:
             return look.outcome
         repo.check_committable(name)  # a refusal before anything is touched
         state, same = look.state, _bytes_of(found) == data
-        kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
+        left = journal.wrote(repo.top, repo.path_of(name))
+        own = left is not None and state.tree == left and state.index == state.head
+        kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) and not own else None
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
         run = _Run(found=found, wrote=None, kept=kept)
         entry = None
         try:
+            entry = repo.entry_of(name, data, mode, state.index)
             if not same:
+                journal.writing(repo.top, repo.path_of(name), entry)
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
-            entry = repo.entry_of(name, data, mode, state.index)
             made = repo.commit(name, entry, message, held)
         except FileChanged:  # only the write raises it: nothing written
             if kept is not None:
