@@ -227,3 +227,23 @@ def test_a_lock_or_an_edit_of_someone_else_after_a_killed_run_is_never_taken_for
     assert again.returncode == 0, again.stderr
     assert "Hand edit kept: git stash" in again.stdout
     assert "#h: by hand" in git(repo, "stash", "show", "-p")
+
+
+def test_a_run_in_another_work_tree_between_keeps_what_the_killed_run_left_noted(
+    repo: Path, second_version: tuple[str, Path], backend: Backend, human: Human
+) -> None:
+    """Linked work trees share the mirror's lock and journal. A run in the other work tree
+    between the killed run and the next one here cleared the killed run's notes: its
+    ``index.lock`` then stayed for good (exit 3 here on every run) and its text was stashed
+    as a hand edit. Each work tree has its own entry now."""
+    url, plan = second_version
+    other = repo.parent / "other"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(other))
+    other_url = f"{backend.base_url}/api/v1/documents/{human.create(PLAN, title='Other')}"
+    _killed_in_its_commit(repo, url, plan)
+    elsewhere = _run(other_url, other / "other.werkbaum")
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    again = _run(url, plan)
+    assert again.returncode == 0, again.stderr
+    assert git(repo, "stash", "list") == ""
+    assert git(repo, "status", "--porcelain") == ""

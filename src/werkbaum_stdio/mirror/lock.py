@@ -132,12 +132,15 @@ class Journal:
     """
 
     path: Path
+    top: str
+    """The work tree this run is in: linked work trees share the journal (and the lock), each
+    with its own entry."""
 
     @classmethod
     def of(cls, repo: WorkTree) -> Journal:
-        return cls(lock_file(repo).with_name(JOURNAL_NAME))
+        return cls(lock_file(repo).with_name(JOURNAL_NAME), str(repo.top))
 
-    def read(self) -> dict[str, Any]:
+    def _read_all(self) -> dict[str, Any]:
         try:
             with open(self.path, encoding="utf-8") as journal:
                 found = json.load(journal)
@@ -145,8 +148,15 @@ class Journal:
             return {}
         return found if isinstance(found, dict) else {}
 
-    def _write(self, entries: dict[str, Any]) -> None:
+    def _read(self) -> dict[str, Any]:
+        own = self._read_all().get(self.top)
+        return own if isinstance(own, dict) else {}
+
+    def _write(self, own: dict[str, Any]) -> None:
         """Best effort: a journal that cannot be written only loses the help above."""
+        entries = {top: found for top, found in self._read_all().items() if top != self.top}
+        if own:
+            entries[self.top] = own
         with contextlib.suppress(OSError):
             if not entries:
                 with contextlib.suppress(FileNotFoundError):
@@ -162,29 +172,30 @@ class Journal:
         with contextlib.suppress(OSError):
             info = os.lstat(lock)
             held = [str(lock), info.st_dev, info.st_ino, info.st_ctime_ns, os.getpid()]
-            self._write({**self.read(), "held": held})
+            self._write({**self._read(), "held": held})
 
-    def writing(self, top: Path, path: str, entry: str) -> None:
-        """The run is about to write the file ``path`` of the work tree ``top`` as ``entry``."""
-        self._write({**self.read(), "wrote": [str(top), path, entry]})
+    def writing(self, path: str, entry: str) -> None:
+        """The run is about to write the file ``path`` (from the top of the work tree) as
+        ``entry``."""
+        self._write({**self._read(), "wrote": [path, entry]})
 
     def done(self) -> None:
         """The run has released the lock and committed or put back the file (or died in a way
         that let it clean up)."""
         self._write({})
 
-    def wrote(self, top: Path, path: str) -> str | None:
-        """The entry a run that did not finish wrote into that file, if one did."""
-        found = self.read().get("wrote")
-        if isinstance(found, list) and found[:2] == [str(top), path] and len(found) == 3:
-            entry = found[2]
+    def wrote(self, path: str) -> str | None:
+        """The entry a run that did not finish wrote into the file ``path``, if one did."""
+        found = self._read().get("wrote")
+        if isinstance(found, list) and len(found) == 2 and found[0] == path:
+            entry = found[1]
             return entry if isinstance(entry, str) else None
         return None
 
     def take_back(self, lock: Path) -> bool:
         """Remove ``lock`` if it is the very ``index.lock`` a run that has died held; whether
         it did. A lock of anyone else — a person's git, a live process — stays."""
-        held = self.read().get("held")
+        held = self._read().get("held")
         if not isinstance(held, list) or len(held) != 5 or held[0] != str(lock):
             return False
         try:

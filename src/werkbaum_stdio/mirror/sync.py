@@ -339,7 +339,7 @@ class Mirror:
             return look.outcome
         repo.check_committable(name)  # a refusal before anything is touched
         state, same = look.state, _bytes_of(found) == data
-        left = journal.wrote(repo.top, repo.path_of(name))
+        left = journal.wrote(repo.path_of(name))
         own = left is not None and state.tree == left and state.index == state.head
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) and not own else None
         message = commit_message(fetched, via, history, look.archived, kept)
@@ -349,7 +349,7 @@ class Mirror:
         try:
             entry = repo.entry_of(name, data, mode, state.index)
             if not same:
-                journal.writing(repo.top, repo.path_of(name), entry)
+                journal.writing(repo.path_of(name), entry)
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
             made = repo.commit(name, entry, message, held)
