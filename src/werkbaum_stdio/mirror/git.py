@@ -916,7 +916,15 @@ class WorkTree:
         warning: str | None = None,
     ) -> Committed:
         """The commit ``made``, with the file's index entry set; what went wrong after git
-        made it is its warning (never a failure: the commit stands)."""
+        made it is its warning (never a failure: the commit stands).
+
+        The index gets the file as the commit holds it. A commit hook that rewrites the file
+        and stages it (a formatter with ``git add -u``) made the commit hold the hook's text,
+        not the document's: that is said, and the index gets the commit's entry. Before, the
+        result named the commit as the document's version without a word, the index got the
+        document's text (``git status``: ``MM``, a staged revert of the hook's change), and
+        the next run stashed the hook's output as a person's hand edit (round 26).
+        """
         warnings = [warning] if warning else []
         if made is None:
             made = self.head() or ""
@@ -925,6 +933,13 @@ class WorkTree:
             parents = self.git("rev-list", "--parents", "-n", "1", made).stdout.split()[1:]
             if parents != ([before] if before else []):
                 warnings.append(_moved(before, parents, made))
+        committed = self._tree_entry(made, name) if made else entry
+        if committed != entry:
+            warnings.append(_rewritten(self.path_of(name), made))
+            if committed is None:
+                held.release()
+                return Committed(made, "; ".join(warnings))
+            entry = committed
         try:
             self.write_index_entry(held, name, entry)
         except GitError as exc:
@@ -971,6 +986,16 @@ def _index_not_written(path: str, failure: GitError) -> str:
     return (
         f"{failure}; the index still has the old {path} (`git status` shows a staged change "
         f"back to it: `git restore --staged {path}` drops it)"
+    )
+
+
+def _rewritten(path: str, made: str) -> str:
+    """The warning for a commit that does not hold the document's text (a hook changed it)."""
+    return (
+        f"{made[:12]} does not hold the document's text of {path}: a commit hook changed the "
+        "file and staged it (a formatter, end-of-file-fixer …), so git has the hook's text, and "
+        "every later mirror commit of this text fails or is rewritten again; exclude the plan "
+        "from that hook"
     )
 
 
