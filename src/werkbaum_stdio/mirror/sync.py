@@ -584,6 +584,16 @@ def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:
     given = os.fspath(file)
     if not given or "\0" in given:
         raise InvalidArgument(f"invalid mirror file {given!r}", file=given)
+    if roots is None and os.path.islink(given):
+        # `werkbaum mirror` resolves the path anew on every run: a symlink someone put there
+        # (or a pulled commit brought) made the cron job write, stash and commit the file it
+        # points to under that file's name (round 26). A link in place of the mirror file is
+        # refused, as by a server (the file store's walk); links to directories still work.
+        raise InvalidArgument(
+            f"mirror file {given} is a symbolic link (to {os.readlink(given)}); the mirror "
+            "writes and commits a regular file: name the file itself",
+            file=given,
+        )
     real = roots.resolve(given) if roots is not None else Path(os.path.realpath(given))
     if real.is_dir():
         raise InvalidArgument(f"mirror file {given} is a directory", file=given)
