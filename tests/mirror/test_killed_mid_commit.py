@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,9 @@ from tests.backend import Backend
 from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git
 from tests.mirror.test_cli import WERKBAUM
+from werkbaum_core.stores.documents import DocumentStore
+from werkbaum_stdio.mirror import Mirror
+from werkbaum_stdio.mirror.target import MirrorTarget
 
 WAIT = 30.0
 """Seconds a step may take on a loaded machine before the test gives up waiting (a bound
@@ -247,3 +251,33 @@ def test_a_run_in_another_work_tree_between_keeps_what_the_killed_run_left_noted
     assert again.returncode == 0, again.stderr
     assert git(repo, "stash", "list") == ""
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_ctrl_c_right_after_the_file_was_replaced_puts_it_back(
+    repo: Path,
+    second_version: tuple[str, Path],
+    store: DocumentStore,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C landing just after the rename of the new file, before the run had noted that it
+    wrote it: the put-back thought there was nothing to put back, and the file kept the
+    mirror's text with nothing committed — the next run stashed it as a hand edit (round 26
+    soak: 2 such stashes in 67 interrupted runs, no person editing the plan)."""
+    url, plan = second_version
+    text = plan.read_bytes()
+    write_over = MirrorTarget.write_over
+
+    def then_ctrl_c(self: MirrorTarget, *args: Any) -> None:
+        write_over(self, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MirrorTarget, "write_over", then_ctrl_c)
+    mirror = Mirror.create(url, plan, store, None)
+    with pytest.raises(KeyboardInterrupt):
+        mirror.sync(None)
+    assert plan.read_bytes() == text
+    assert not (repo / ".git" / "index.lock").exists()
+    assert git(repo, "status", "--porcelain") == ""
+    monkeypatch.undo()
+    assert "Hand edit" not in mirror.sync(None).describe()
+    assert git(repo, "stash", "list") == ""

@@ -179,10 +179,12 @@ class Journal:
         ``entry``."""
         self._write({**self._read(), "wrote": [path, entry]})
 
-    def done(self) -> None:
-        """The run has released the lock and committed or put back the file (or died in a way
-        that let it clean up)."""
-        self._write({})
+    def done(self, *, keep_wrote: bool = False) -> None:
+        """The run has released the lock and committed or put back the file. ``keep_wrote``:
+        it was interrupted, and its put-back may not have finished; the note of its write
+        stays (it only counts while the file holds exactly that text)."""
+        wrote = self._read().get("wrote") if keep_wrote else None
+        self._write({"wrote": wrote} if wrote is not None else {})
 
     def wrote(self, path: str) -> str | None:
         """The entry a run that did not finish wrote into the file ``path``, if one did."""

@@ -26,7 +26,15 @@ from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumErr
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
-from werkbaum_stdio.mirror.git import FileState, GitError, HeldIndex, IndexLocked, Present, WorkTree
+from werkbaum_stdio.mirror.git import (
+    FileState,
+    GitError,
+    HeldIndex,
+    IndexLocked,
+    Present,
+    WorkTree,
+    release_held,
+)
 from werkbaum_stdio.mirror.lock import Journal, mirror_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
 from werkbaum_stdio.mirror.target import Contents, FileChanged, FileProblem, MirrorTarget
@@ -298,12 +306,16 @@ class Mirror:
             if look.outcome is not None:
                 return look.outcome
             raise GitError(f"{locked}; the file and the index were not touched") from None
+        interrupted = False
         try:
             journal.holding(held.lock)
             with held:
                 return self._commit_held(fetched, data, history, via, found, held, journal)
+        except BaseException as exc:
+            interrupted = not isinstance(exc, Exception)
+            raise
         finally:
-            journal.done()
+            journal.done(keep_wrote=interrupted)  # a put-back cut short leaves the text
 
     def _hold_index(self, journal: Journal) -> HeldIndex:
         """The repository's index, held; an ``index.lock`` that a mirror run killed outright
@@ -340,7 +352,10 @@ class Mirror:
         repo.check_committable(name)  # a refusal before anything is touched
         state, same = look.state, _bytes_of(found) == data
         left = journal.wrote(repo.path_of(name))
-        own = left is not None and state.tree == left and state.index == state.head
+        # its text, uncommitted (the index as before the run, which was HEAD's), or committed
+        # with the index not yet given the entry (killed right after git made the commit)
+        own = left is not None and state.tree == left
+        own = own and (state.index == state.head or state.head == left)
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) and not own else None
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
@@ -360,7 +375,8 @@ class Mirror:
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(run, exc)) from exc
         except BaseException:  # Ctrl-C or a stop signal of `werkbaum mirror`: git is stopped
-            self._after_interruption(run, entry, held)
+            # the signal may have landed after the rename, before ``run`` knew of the write
+            self._after_interruption(run if same else attrs.evolve(run, wrote=data), entry, held)
             raise
         if isinstance(made, Present):  # HEAD holds the text: a hand edit undone, or committed
             return self._outcome(
@@ -430,6 +446,10 @@ class Mirror:
             if entry is not None and self.repo.head_entry(self.file.name) == entry:
                 if held.held:
                     self.repo.write_index_entry(held, self.file.name, entry)
+                return
+            if self.target.read() == run.found:  # not written (yet): nothing to put back
+                if run.kept is not None:
+                    self.repo.drop_stash(run.kept)
                 return
             self._put_back(run, GitError("interrupted"))
 
@@ -507,10 +527,15 @@ def _stop_signals_unwind() -> Iterator[None]:
     try:
         yield
     except _Stopped as stop:
+        release_held()
         for sig in taken:
             signal.signal(sig, signal.SIG_DFL)
         signal.raise_signal(stop.signum)
         raise  # the default action ended the process; never reached
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # Ctrl-C: the command ends
+            release_held()
+        raise
     finally:
         for sig in taken:
             signal.signal(sig, signal.SIG_DFL)
