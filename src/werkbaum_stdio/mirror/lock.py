@@ -179,15 +179,17 @@ class Journal:
         ``entry``."""
         self._write({**self._read(), "wrote": [path, entry]})
 
-    def done(self, *, keep_wrote: bool = False) -> None:
-        """The run has released the lock and committed or put back the file. ``keep_wrote``:
-        it was interrupted, and its put-back may not have finished; the note of its write
-        stays (it only counts while the file holds exactly that text)."""
-        wrote = self._read().get("wrote") if keep_wrote else None
+    def done(self) -> None:
+        """The run has released the lock. The note of its write stays: whether its put-back
+        finished is not known everywhere (a stop signal may end the process in it, or take
+        the put-back's temp file away), and the note only counts while the file holds
+        exactly that text — the mirror's own, in git or about to be."""
+        wrote = self._read().get("wrote")
         self._write({"wrote": wrote} if wrote is not None else {})
 
     def wrote(self, path: str) -> str | None:
-        """The entry a run that did not finish wrote into the file ``path``, if one did."""
+        """The entry the last run wrote into the file ``path`` (its own text while the file
+        holds exactly that), if one did."""
         found = self._read().get("wrote")
         if isinstance(found, list) and len(found) == 2 and found[0] == path:
             entry = found[1]

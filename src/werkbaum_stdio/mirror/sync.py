@@ -306,16 +306,12 @@ class Mirror:
             if look.outcome is not None:
                 return look.outcome
             raise GitError(f"{locked}; the file and the index were not touched") from None
-        interrupted = False
         try:
             journal.holding(held.lock)
             with held:
                 return self._commit_held(fetched, data, history, via, found, held, journal)
-        except BaseException as exc:
-            interrupted = not isinstance(exc, Exception)
-            raise
         finally:
-            journal.done(keep_wrote=interrupted)  # a put-back cut short leaves the text
+            journal.done()
 
     def _hold_index(self, journal: Journal) -> HeldIndex:
         """The repository's index, held; an ``index.lock`` that a mirror run killed outright
