@@ -281,3 +281,34 @@ def test_a_ctrl_c_right_after_the_file_was_replaced_puts_it_back(
     monkeypatch.undo()
     assert "Hand edit" not in mirror.sync(None).describe()
     assert git(repo, "stash", "list") == ""
+
+
+def test_a_run_interrupted_after_a_killed_one_puts_back_a_text_still_known_as_its_own(
+    repo: Path,
+    second_version: tuple[str, Path],
+    store: DocumentStore,
+    human: Human,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A killed run leaves its text T1; the next run, interrupted after writing T2, puts T1
+    back. Only T2 was noted as the mirror's, so the run after that stashed T1 as a person's
+    hand edit (round 26 soak, seed 5: 2 such stashes). Every recent write is noted now."""
+    url, plan = second_version
+    _killed_in_its_commit(repo, url, plan)
+    left = plan.read_bytes()
+    human.patch(url.rsplit("/", 1)[1], [{"op": "delete", "index": 3, "count": 1}])
+    write_over = MirrorTarget.write_over
+
+    def then_ctrl_c(self: MirrorTarget, *args: Any) -> None:
+        write_over(self, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MirrorTarget, "write_over", then_ctrl_c)
+    mirror = Mirror.create(url, plan, store, None)
+    with pytest.raises(KeyboardInterrupt):
+        mirror.sync(None)
+    assert plan.read_bytes() == left
+    monkeypatch.undo()
+    assert "Hand edit" not in mirror.sync(None).describe()
+    assert git(repo, "stash", "list") == ""
+    assert git(repo, "status", "--porcelain") == ""

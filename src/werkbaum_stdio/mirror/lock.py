@@ -113,6 +113,8 @@ def _busy(repo: WorkTree | None, where: Path, timeout: float) -> MirrorBusy:
 # ------------------------------------------------------------------ what a killed run left
 
 JOURNAL_NAME = "werkbaum-mirror.journal"
+KEPT_WRITES = 16
+"""How many of the mirror's own writes of a file the journal remembers."""
 
 
 @attrs.frozen
@@ -176,25 +178,28 @@ class Journal:
 
     def writing(self, path: str, entry: str) -> None:
         """The run is about to write the file ``path`` (from the top of the work tree) as
-        ``entry``."""
-        self._write({**self._read(), "wrote": [path, entry]})
+        ``entry``. The entries of earlier runs stay noted (the last :data:`KEPT_WRITES`): a
+        run interrupted after a killed one puts back the killed run's text, its own too."""
+        earlier = self.wrote(path)
+        kept = [found for found in earlier if found != entry][-(KEPT_WRITES - 1) :]
+        self._write({**self._read(), "wrote": [path, [*kept, entry]]})
 
     def done(self) -> None:
-        """The run has released the lock. The note of its write stays: whether its put-back
+        """The run has released the lock. The notes of the writes stay: whether a put-back
         finished is not known everywhere (a stop signal may end the process in it, or take
-        the put-back's temp file away), and the note only counts while the file holds
-        exactly that text — the mirror's own, in git or about to be."""
+        the put-back's temp file away), and a note only counts while the file holds exactly
+        that text — the mirror's own, in git or about to be."""
         wrote = self._read().get("wrote")
         self._write({"wrote": wrote} if wrote is not None else {})
 
-    def wrote(self, path: str) -> str | None:
-        """The entry the last run wrote into the file ``path`` (its own text while the file
-        holds exactly that), if one did."""
+    def wrote(self, path: str) -> list[str]:
+        """The entries the mirror's last runs wrote into the file ``path``, oldest first."""
         found = self._read().get("wrote")
         if isinstance(found, list) and len(found) == 2 and found[0] == path:
-            entry = found[1]
-            return entry if isinstance(entry, str) else None
-        return None
+            entries = found[1]
+            if isinstance(entries, list):
+                return [entry for entry in entries if isinstance(entry, str)]
+        return []
 
     def take_back(self, lock: Path) -> bool:
         """Remove ``lock`` if it is the very ``index.lock`` a run that has died held; whether

@@ -350,8 +350,8 @@ class Mirror:
         left = journal.wrote(repo.path_of(name))
         # its text, uncommitted (the index as before the run, which was HEAD's), or committed
         # with the index not yet given the entry (killed right after git made the commit)
-        own = left is not None and state.tree == left
-        own = own and (state.index == state.head or state.head == left)
+        own = state.tree is not None and state.tree in left
+        own = own and (state.index == state.head or state.head == state.tree)
         kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) and not own else None
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
