@@ -80,7 +80,8 @@ def test_endless_stdin_stops_at_the_byte_bound() -> None:
         result = run("check", "-", stdin=zero.fileno(), timeout=60)
     assert result.returncode == 2
     assert result.stdout == (
-        "<stdin>: error unreadable: over 8,000,003 bytes: more than the limit of 2,000,000 characters takes in UTF-8\n"
+        "<stdin>: error unreadable: over 8,000,003 bytes: more than the limit of 2,000,000 "
+        "characters takes in UTF-8\n"
     )
 
 

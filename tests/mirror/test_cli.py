@@ -120,3 +120,28 @@ def test_a_failing_commit_exits_3_and_says_why(repo: Path, backend: Backend, hum
     result = run(url, repo / "hooked.werkbaum", "--git-commit")
     assert result.returncode == 3
     assert "git commit failed" in result.stderr and "no commits today" in result.stderr
+
+
+def test_a_symlink_in_place_of_the_file_is_refused_and_its_target_left_alone(
+    repo: Path, backend: Backend, human: Human
+) -> None:
+    """The cron command resolves the file anew on every run. A symbolic link put in its place
+    (by hand, or checked out from a pulled commit) pointing at another file of the repository
+    was followed: that file got the plan's text, its own text went to a "hand edit" stash,
+    and the plan was committed under its name (round 26 attack-mirror F6). Now it is a usage
+    error, as a link in place of a server's mirror file is refused."""
+    doc_id = human.create(PLAN, title="Cron")
+    plan = repo / "plan.werkbaum"
+    assert run(doc_id, plan, "--git-commit", "--server", backend.base_url).returncode == 0
+    (repo / "src.py").write_text("print('mine')\n", encoding="utf-8")
+    git(repo, "add", "src.py")
+    git(repo, "commit", "-q", "-m", "src")
+    plan.unlink()
+    plan.symlink_to("src.py")
+    before = commits(repo)
+    result = run(doc_id, plan, "--git-commit", "--server", backend.base_url)
+    assert result.returncode == 2
+    assert "is a symbolic link (to src.py)" in result.stderr
+    assert (repo / "src.py").read_text(encoding="utf-8") == "print('mine')\n"
+    assert commits(repo) == before
+    assert git(repo, "stash", "list") == ""

@@ -379,3 +379,27 @@ def test_a_hook_runner_stopped_at_the_deadline_puts_back_the_work_it_set_aside(
     assert (repo / "other.txt").read_text(encoding="utf-8") == "my uncommitted work\n"
     assert git(repo, "status", "--porcelain").splitlines() == [" M other.txt"]
     assert (repo / REL).read_bytes() == committed
+
+
+def test_a_hook_that_rewrites_and_stages_the_plan_is_said_and_its_text_not_stashed(
+    repo: Path, human: Human, agent: Agent
+) -> None:
+    """A pre-commit formatter appends to the plan and stages it: the commit holds the hook's
+    text, not the document's. The result named the commit as the document's version without
+    a word, the index got the document's text (``git status``: ``MM``, a staged revert of the
+    hook's change), and the next write stashed the hook's output as a person's hand edit
+    (round 26 attack-mirror F7). Now the result says so, the index holds what was committed,
+    and nothing is stashed."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\nprintf '# fixed\\n' >> {REL}\ngit add {REL}\n", encoding="utf-8")
+    hook.chmod(0o755)
+    _, outcome = agent.write("setStatus", {"id": "b", "status": "x"})
+    assert outcome is not None and "commit" in outcome, outcome
+    assert "does not hold the document's text" in outcome["warning"]
+    assert "exclude the plan from that hook" in outcome["warning"]
+    assert git(repo, "show", f"HEAD:{REL}").endswith("# fixed\n")
+    assert git(repo, "status", "--porcelain") == ""
+    doc_id = agent.mirror.document.rsplit("/", 1)[1]
+    human.patch(doc_id, [{"op": "replace", "index": 3, "count": 1, "lines": ["  - [ ] #c: C (S)"]}])
+    agent.write("setStatus", {"id": "a", "status": " "})
+    assert git(repo, "stash", "list") == ""

@@ -31,9 +31,9 @@ from typing import Any
 import pytest
 
 from tests.backend.human import Human
-from tests.mirror.conftest import PLAN, Agent, commits, git
+from tests.mirror.conftest import AGENT, PLAN, Agent, commits, git, trailers
 from tests.mirror.test_hand_edits import HAND, stashes
-from tests.mirror.test_sync import REL, mirror_in, server_bytes
+from tests.mirror.test_sync import REL, body, mirror_in, server_bytes
 from werkbaum_core import Engine
 from werkbaum_core.stores.documents import DocumentStore
 
@@ -362,3 +362,36 @@ def plumbing_commit(repo: Path, rel: str, data: bytes, message: str) -> str:
     run("update-ref", "HEAD", commit)
     index.unlink()
     return commit
+
+
+# ------------------------------------------------------------------ round 26: a copied trailer
+
+
+def test_a_persons_commit_with_a_copied_version_trailer_does_not_hold_the_mirror_back(
+    repo: Path, human: Human, setup: tuple[str, Agent]
+) -> None:
+    """A person commits the plan with a ``Werkbaum-Version: 40`` trailer in their message
+    (copied from a mirror commit, or from another plan's). It counted as the file's last
+    mirror commit: every run after it was "skipped" (git archives version 40 already)
+    while the document went on from version 3 — the archive stood still, exit 0. Only a
+    message with the mirror's subject is a mirror commit now: the next write is committed,
+    and its body counts from the last real mirror commit (version 2)."""
+    doc_id, agent = setup
+    with (repo / REL).open("a", encoding="utf-8") as plan:
+        plan.write("  - [ ] #z: Z, by hand (S)\n")
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        "Add Z by hand\n\nas in the other plan\n\nWerkbaum-Version: 40",
+    )
+    human.patch(doc_id, [{"op": "replace", "index": 2, "count": 1, "lines": ["  - [x] #b: B (M)"]}])
+    _, outcome = agent.write("setStatus", {"id": "c", "status": " "})
+    assert outcome is not None and "commit" in outcome, outcome
+    assert outcome["version"] == 4
+    assert (repo / REL).read_bytes() == server_bytes(human, doc_id)
+    assert git(repo, "show", f"HEAD:{REL}").encode("utf-8") == server_bytes(human, doc_id)
+    assert trailers(repo)[-1] == "Werkbaum-Version: 4"
+    assert body(repo) == f"v3 Anna · v4 {AGENT}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from tests.backend import Backend
 from tests.backend.faults import Delayed
 from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git
+from tests.mirror.test_cli import WERKBAUM
 from tests.rawrpc import INITIALIZE, INITIALIZED, PipeClient
 from werkbaum_core.engine.lifetime import CLOSE_WAIT
 from werkbaum_core.in_flight import STOP_WAIT
@@ -281,3 +283,50 @@ def test_a_stop_during_a_hung_commit_hook_stops_the_commit_too(
         if server.client.process.poll() is None:
             server.client.process.kill()
         server.client.close()
+
+
+def test_the_text_a_stopped_mirror_commit_left_is_committed_by_the_next_run_not_stashed(
+    repo: Path, backend: Backend, human: Human
+) -> None:
+    """The stop interrupts the commit and removes the lock, but the process dies before its
+    mirror step can put the file back: the file keeps the text the mirror wrote. The next
+    run took that text for a person's hand edit — a stash "werkbaum-mcp: hand edit of
+    plan.werkbaum" and a ``Werkbaum-Hand-Edit`` trailer for what no person wrote (round 26
+    attack-mirror F5). Now the mirror's journal tells its own unfinished write apart."""
+    doc = human.create(PLAN, title="Roadmap")
+    server = Session(repo, backend, doc)
+    try:
+        written = first_write(server)
+        hook = repo / ".git" / "hooks" / "pre-commit"
+        started = repo.parent / "hook-started"
+        hook.write_text(f"#!/bin/sh\n: > '{started}'\nsleep 60\n", "utf-8")
+        hook.chmod(0o755)
+        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
+        server.start("werkbaum_set_status", args)
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline, "the commit never started"
+            time.sleep(0.05)
+        server.signal(signal.SIGTERM)
+        assert server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK) == -signal.SIGTERM
+    finally:
+        if server.client.process.poll() is None:
+            server.client.process.kill()
+        server.client.close()
+    hook.unlink()
+    left = server.file.read_bytes()
+    assert left == str(human.get(doc)["content"]).encode("utf-8"), "the stop put the file back"
+    human.patch(doc, [{"op": "replace", "index": 3, "count": 1, "lines": ["  - [ ] #c: C (S)"]}])
+    url = f"{backend.base_url}/api/v1/documents/{doc}"
+    again = subprocess.run(
+        [str(WERKBAUM), "mirror", url, str(server.file), "--git-commit"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert git(repo, "stash", "list") == ""
+    assert "Werkbaum-Hand-Edit" not in git(repo, "log", "-1", "--format=%B")
+    assert git(repo, "status", "--porcelain") == ""

@@ -39,16 +39,18 @@ over unmerged index entries, never while someone else holds the index.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -197,6 +199,19 @@ def _stop_everything() -> None:
         _remove_if_ours(lock, identity)
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def release_held() -> None:
+    """Remove every ``index.lock`` this process holds and its scratch indexes: for a
+    single-threaded command (``werkbaum mirror``) unwinding after Ctrl-C or a stop signal,
+    where the signal may have landed between a lock's creation and the ``with`` that
+    releases it, or inside the release."""
+    _remove_scratch()
+    for lock, identity in list(_HELD.items()):
+        _remove_if_ours(lock, identity)
+
+
 def _ended(pid: int) -> bool:
     """Whether the child ``pid`` has ended (it is not reaped here: its thread does that)."""
     try:
@@ -206,6 +221,48 @@ def _ended(pid: int) -> bool:
 
 
 on_stop(_stop_everything)
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option (Linux): the signal a process gets when the thread that started it ends."""
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, on Linux; None elsewhere (or without a libc that has it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+_PRCTL = _prctl()
+"""Looked up once, in the parent: the child between fork and exec only calls it."""
+
+_WITH_HOOKS = frozenset({"commit"})
+"""The git commands the mirror runs that run hooks and can change the branch: only these get
+:func:`_interrupted_with_parent`. A ``preexec_fn`` makes Python fork the whole server
+instead of spawning git: about 1.5 ms more per command, 22 of which run while the mirror holds
+the index (its median hold went from 74 to 119 ms); the plumbing commands end on their own
+and change nothing a person sees."""
+
+
+def _interrupted_with_parent() -> None:
+    """In git's child process before exec: SIGINT when the process that runs git dies.
+
+    A stop signal is answered by :func:`_stop_everything`, but a process killed
+    outright (SIGKILL: the Python MCP SDK's client sends it 2 s after SIGTERM,
+    while the server still waits up to 5 s for the write in flight) runs no
+    clean-up: its ``git commit``, in a process group of its own, waited for its hook
+    and then committed after the server had died, of an index no one would update
+    (the ``index.lock`` the server held stayed too; round 26). SIGINT, as a Ctrl-C:
+    git removes its own lock files and ends without committing; a hook left running
+    finishes on its own.
+    """
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
 
 
 def run_git(
@@ -239,7 +296,7 @@ def run_git(
             stderr=subprocess.PIPE,
             shell=False,
             process_group=0,  # its own group: the deadline stops the hooks with it
-            preexec_fn=_stop_signals_by_default if _stop_signals_ignored() else None,
+            preexec_fn=_child_setup(args[0]),
         )
     except FileNotFoundError as exc:
         raise GitError("git is not installed (no `git` on the PATH)") from exc
@@ -265,24 +322,33 @@ def run_git(
     return done
 
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_GIT_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""What stops git: the deadline's first two signals, and the parent-death signal (SIGINT)."""
 
 
-def _stop_signals_ignored() -> bool:
-    """Whether this process ignores a signal the deadline stops git with.
+def _child_setup(command: str) -> Callable[[], None] | None:
+    """What git's child does before ``exec``, if anything (a ``preexec_fn`` costs a fork of
+    the whole process, so only where it is needed).
 
-    An ignored signal stays ignored across ``exec``: a server started in the background
-    of a script (``werkbaum-mcp &`` without job control ignores SIGINT) would hand that
-    to git and its hooks, and the deadline's SIGINT would find the pre-commit framework
-    deaf to it — SIGTERM then ends it without putting back the work it set aside.
+    Signals this process ignores stay ignored across ``exec``: a server started in the
+    background of a script (``werkbaum-mcp &`` without job control ignores SIGINT) handed
+    that to git and its hooks, and neither the deadline's SIGINT nor the parent-death
+    SIGINT reached them — the pre-commit framework was then ended by SIGTERM without
+    putting back the work it set aside. So git gets them at their defaults first.
     """
-    return any(signal.getsignal(sig) == signal.SIG_IGN for sig in _STOP_SIGNALS)
+    defaults = any(signal.getsignal(sig) == signal.SIG_IGN for sig in _GIT_STOP_SIGNALS)
+    with_parent = _PRCTL is not None and command in _WITH_HOOKS
+    if not (defaults or with_parent):
+        return None
 
+    def setup() -> None:
+        if defaults:
+            for sig in _GIT_STOP_SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+        if with_parent:
+            _interrupted_with_parent()
 
-def _stop_signals_by_default() -> None:
-    """In git's child, before ``exec``: the stop signals as a terminal gives them."""
-    for sig in _STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_DFL)
+    return setup
 
 
 @contextlib.contextmanager
@@ -365,6 +431,10 @@ class IndexLocked(GitError):
     """The repository's ``index.lock`` exists: a git command holds the index (or a crashed one
     left the file). Raised before anything is touched."""
 
+    def __init__(self, message: str, lock: Path) -> None:
+        super().__init__(message)
+        self.lock = lock
+
 
 def _identity(info: os.stat_result) -> tuple[int, int]:
     return info.st_dev, info.st_ino
@@ -399,15 +469,25 @@ class HeldIndex:
 
     @classmethod
     def take(cls, index: Path, lock: Path) -> HeldIndex:
-        """Create ``lock``; ``IndexLocked`` if it exists (nothing else is done then)."""
+        """Create ``lock``; ``IndexLocked`` if it exists (nothing else is done then).
+
+        The stop signals are blocked from the creation to the registration in ``_HELD``,
+        which the clean-up after a stop removes: a Ctrl-C or SIGTERM of ``werkbaum mirror``
+        landing in between left a lock no one knew of, for good (round 26 soak: every later
+        run refused with "the index is locked", every ``git add`` failed).
+        """
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
-            fd = os.open(lock, LOCK_FLAGS, 0o666)
-        except FileExistsError:
-            raise IndexLocked(f"the index is locked: {_locked(str(lock))}") from None
-        except OSError as exc:
-            raise GitError(f"cannot lock the index ({lock}): {exc.strerror or exc}") from None
-        identity = _identity(os.fstat(fd))
-        _HELD[str(lock)] = identity
+            try:
+                fd = os.open(lock, LOCK_FLAGS, 0o666)
+            except FileExistsError:
+                raise IndexLocked(f"the index is locked: {_locked(str(lock))}", lock) from None
+            except OSError as exc:
+                raise GitError(f"cannot lock the index ({lock}): {exc.strerror or exc}") from None
+            identity = _identity(os.fstat(fd))
+            _HELD[str(lock)] = identity
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return cls(index=index, lock=lock, fd=fd, identity=identity)
 
     @property
@@ -754,12 +834,24 @@ class WorkTree:
         return None
 
     def _version_of(self, message: str) -> int | None:
-        """The trailer ``Werkbaum-Version``, else an old ``pull-doc`` subject's ``(Version n``."""
+        """The version a mirror commit's message archives (None: not a mirror commit): the
+        trailer ``Werkbaum-Version``, else an old ``pull-doc`` subject's ``(Version n``.
+
+        Only a message with the mirror's subject (``Werkbaum-Stand vom …``, a prefix a
+        ``prepare-commit-msg`` hook put before it allowed) is a mirror commit: a person's
+        commit of the plan whose message carries a ``Werkbaum-Version`` trailer — copied
+        from a mirror commit or another plan's — counted as one, and a higher number there
+        made every later run "skip" as if git archived a newer version already (round 26:
+        a copied ``Werkbaum-Version: 40`` held the file at version 1 while the document
+        went on to 4, 5, …, with exit 0 and "Skipped" each time).
+        """
+        subject = message.strip().split("\n", 1)[0]
+        if SUBJECT_PREFIX not in subject:
+            return None
         if VERSION_TRAILER in message:
             versions = [v for k, v in self.trailers(message) if k == VERSION_TRAILER]
             if versions and _NUMBER.fullmatch(versions[-1]):
                 return int(versions[-1])
-        subject = message.strip().split("\n", 1)[0]
         match = _OLD_SUBJECT_VERSION.search(subject)
         if subject.startswith(SUBJECT_PREFIX) and match:
             return int(match[1])
@@ -877,7 +969,15 @@ class WorkTree:
         warning: str | None = None,
     ) -> Committed:
         """The commit ``made``, with the file's index entry set; what went wrong after git
-        made it is its warning (never a failure: the commit stands)."""
+        made it is its warning (never a failure: the commit stands).
+
+        The index gets the file as the commit holds it. A commit hook that rewrites the file
+        and stages it (a formatter with ``git add -u``) made the commit hold the hook's text,
+        not the document's: that is said, and the index gets the commit's entry. Before, the
+        result named the commit as the document's version without a word, the index got the
+        document's text (``git status``: ``MM``, a staged revert of the hook's change), and
+        the next run stashed the hook's output as a person's hand edit (round 26).
+        """
         warnings = [warning] if warning else []
         if made is None:
             made = self.head() or ""
@@ -886,6 +986,13 @@ class WorkTree:
             parents = self.git("rev-list", "--parents", "-n", "1", made).stdout.split()[1:]
             if parents != ([before] if before else []):
                 warnings.append(_moved(before, parents, made))
+        committed = self._tree_entry(made, name) if made else entry
+        if committed != entry:
+            warnings.append(_rewritten(self.path_of(name), made))
+            if committed is None:
+                held.release()
+                return Committed(made, "; ".join(warnings))
+            entry = committed
         try:
             self.write_index_entry(held, name, entry)
         except GitError as exc:
@@ -932,6 +1039,16 @@ def _index_not_written(path: str, failure: GitError) -> str:
     return (
         f"{failure}; the index still has the old {path} (`git status` shows a staged change "
         f"back to it: `git restore --staged {path}` drops it)"
+    )
+
+
+def _rewritten(path: str, made: str) -> str:
+    """The warning for a commit that does not hold the document's text (a hook changed it)."""
+    return (
+        f"{made[:12]} does not hold the document's text of {path}: a commit hook changed the "
+        "file and staged it (a formatter, end-of-file-fixer …), so git has the hook's text, and "
+        "every later mirror commit of this text fails or is rewritten again; exclude the plan "
+        "from that hook"
     )
 
 

@@ -9,11 +9,15 @@ person's ``git commit`` can neither land between the two nor take the plan.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any, Literal
 
 import attrs
@@ -22,8 +26,16 @@ from werkbaum_core.errors import InvalidArgument, SourceUnavailable, WerkbaumErr
 from werkbaum_core.rules.catalogue import Caller, Resolved
 from werkbaum_core.rules.result import JSONObject
 from werkbaum_core.stores.documents import DocumentStore, looks_like_document
-from werkbaum_stdio.mirror.git import FileState, GitError, HeldIndex, IndexLocked, Present, WorkTree
-from werkbaum_stdio.mirror.lock import mirror_lock
+from werkbaum_stdio.mirror.git import (
+    FileState,
+    GitError,
+    HeldIndex,
+    IndexLocked,
+    Present,
+    WorkTree,
+    release_held,
+)
+from werkbaum_stdio.mirror.lock import Journal, mirror_lock
 from werkbaum_stdio.mirror.message import Fetched, commit_message, one_line
 from werkbaum_stdio.mirror.target import Contents, FileChanged, FileProblem, MirrorTarget
 from werkbaum_stdio.roots import Roots
@@ -203,7 +215,8 @@ class Mirror:
         that cannot be reached safely (:mod:`.target`) is left as it was.
         """
         try:
-            return self._sync(via)
+            with _stop_signals_unwind():
+                return self._sync(via)
         except WerkbaumError as exc:
             return MirrorOutcome.failed("fetch", exc.message)
         except GitError as exc:
@@ -285,15 +298,32 @@ class Mirror:
         """
         assert self.repo is not None
         found = self.target.read()
+        journal = Journal.of(self.repo)
         try:
-            held = self.repo.hold_index()
+            held = self._hold_index(journal)
         except IndexLocked as locked:
             look = self._look(fetched, data, found)
             if look.outcome is not None:
                 return look.outcome
             raise GitError(f"{locked}; the file and the index were not touched") from None
-        with held:
-            return self._commit_held(fetched, data, history, via, found, held)
+        try:
+            journal.holding(held.lock)
+            with held:
+                return self._commit_held(fetched, data, history, via, found, held, journal)
+        finally:
+            journal.done()
+
+    def _hold_index(self, journal: Journal) -> HeldIndex:
+        """The repository's index, held; an ``index.lock`` that a mirror run killed outright
+        left behind (:class:`~.lock.Journal`) is taken back first."""
+        assert self.repo is not None
+        try:
+            return self.repo.hold_index()
+        except IndexLocked as locked:
+            if not journal.take_back(locked.lock):
+                raise
+            log.warning("removed %s, left by a mirror run that was killed", locked.lock)
+            return self.repo.hold_index()
 
     def _commit_held(
         self,
@@ -303,8 +333,13 @@ class Mirror:
         via: str | None,
         found: Contents,
         held: HeldIndex,
+        journal: Journal,
     ) -> MirrorOutcome | None:
-        """:meth:`_commit_once` with the index held: the look at git, then the change."""
+        """:meth:`_commit_once` with the index held: the look at git, then the change.
+
+        A text in the file that a mirror run wrote and could not commit before it was
+        killed (the ``journal`` says so) is no hand edit: it is committed, not stashed.
+        """
         assert self.repo is not None
         repo, name = self.repo, self.file.name
         look = self._look(fetched, data, found)
@@ -312,21 +347,33 @@ class Mirror:
             return look.outcome
         repo.check_committable(name)  # a refusal before anything is touched
         state, same = look.state, _bytes_of(found) == data
-        kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) else None
+        left = journal.wrote(repo.path_of(name))
+        # its text, uncommitted (the index as before the run, which was HEAD's), or committed
+        # with the index not yet given the entry (killed right after git made the commit)
+        own = state.tree is not None and state.tree in left
+        own = own and (state.index == state.head or state.head == state.tree)
+        kept = self._keep_hand_edit(fetched, state) if _hand_edit(state, same) and not own else None
         message = commit_message(fetched, via, history, look.archived, kept)
         mode = DEFAULT_MODE if found is None else found[1]
         run = _Run(found=found, wrote=None, kept=kept)
+        entry = None
         try:
+            entry = repo.entry_of(name, data, mode, state.index)
             if not same:
+                journal.writing(repo.path_of(name), entry)
                 self.target.write_over(found, data)  # keeps the mode of the file it replaces
                 run = attrs.evolve(run, wrote=data)
-            made = repo.commit(name, repo.entry_of(name, data, mode, state.index), message, held)
+            made = repo.commit(name, entry, message, held)
         except FileChanged:  # only the write raises it: nothing written
             if kept is not None:
                 repo.drop_stash(kept)
             return None
         except (GitError, FileProblem) as exc:
             raise type(exc)(self._put_back(run, exc)) from exc
+        except BaseException:  # Ctrl-C or a stop signal of `werkbaum mirror`: git is stopped
+            # the signal may have landed after the rename, before ``run`` knew of the write
+            self._after_interruption(run if same else attrs.evolve(run, wrote=data), entry, held)
+            raise
         if isinstance(made, Present):  # HEAD holds the text: a hand edit undone, or committed
             return self._outcome(
                 "unchanged", fetched, kept=kept, committed_by=made.by, warning=made.warning
@@ -381,6 +428,27 @@ class Mirror:
         )
         return f"{failure}; {file_said}; the index is as it was{kept}"
 
+    def _after_interruption(self, run: _Run, entry: str | None, held: HeldIndex) -> None:
+        """Interrupted while it wrote or committed (Ctrl-C of ``werkbaum mirror``, a stop
+        signal, :func:`_stop_signals_unwind`), git stopped already: the file as it was —
+        unless git made the commit before it stopped, then the index gets its entry.
+
+        Before, the file was left with the new text and the index with the old entry: the
+        next run stashed the mirror's own text as a person's hand edit (round 26). Best
+        effort, as a clean-up on the way out must be: whatever fails here is left.
+        """
+        assert self.repo is not None
+        with contextlib.suppress(Exception):
+            if entry is not None and self.repo.head_entry(self.file.name) == entry:
+                if held.held:
+                    self.repo.write_index_entry(held, self.file.name, entry)
+                return
+            if self.target.read() == run.found:  # not written (yet): nothing to put back
+                if run.kept is not None:
+                    self.repo.drop_stash(run.kept)
+                return
+            self._put_back(run, GitError("interrupted"))
+
     def _outcome(
         self,
         kind: Literal["commit", "written", "unchanged", "skipped"],
@@ -412,6 +480,61 @@ class Mirror:
         if version is None:
             raise SourceUnavailable(f"{self.document} answered without a version")
         return Fetched(text=snapshot.text, version=version, title=title, at=self.now())
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Stop signals a process may leave at their default: cron's ``timeout`` and systemd stop the
+``werkbaum mirror`` command with SIGTERM, a closed terminal sends SIGHUP."""
+
+
+class _Stopped(BaseException):
+    """A stop signal during a run of a process that has no handler of its own for it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_signals_unwind() -> Iterator[None]:
+    """In a process that leaves SIGTERM and SIGHUP at their default (``werkbaum mirror``; the
+    servers have their own handlers and clean up in :func:`~werkbaum_core.engine.lifetime.on_stop`):
+    during the run, the signal unwinds it as Ctrl-C does — git and its hooks interrupted, the
+    file put back, ``index.lock`` and the scratch indexes removed — and then the process
+    dies of it as before.
+
+    Before, the process died on the spot: the repository's ``index.lock`` stayed (every
+    person's ``git add`` failed until someone removed it), and the ``git commit`` waiting
+    for its hook committed after the process had gone (round 26). Main thread only: a
+    handler can be set nowhere else.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) == signal.SIG_DFL]
+
+    def stopped(signum: int, _frame: FrameType | None) -> None:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_IGN)  # the clean-up is not cut short by another
+        raise _Stopped(signum)
+
+    for sig in taken:
+        signal.signal(sig, stopped)
+    try:
+        yield
+    except _Stopped as stop:
+        release_held()
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.raise_signal(stop.signum)
+        raise  # the default action ended the process; never reached
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # Ctrl-C: the command ends
+            release_held()
+        raise
+    finally:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def _hand_edit(state: FileState, same: bool) -> bool:
@@ -482,6 +605,16 @@ def _mirror_path(file: str | os.PathLike[str], roots: Roots | None) -> Path:
     given = os.fspath(file)
     if not given or "\0" in given:
         raise InvalidArgument(f"invalid mirror file {given!r}", file=given)
+    if roots is None and os.path.islink(given):
+        # `werkbaum mirror` resolves the path anew on every run: a symlink someone put there
+        # (or a pulled commit brought) made the cron job write, stash and commit the file it
+        # points to under that file's name (round 26). A link in place of the mirror file is
+        # refused, as by a server (the file store's walk); links to directories still work.
+        raise InvalidArgument(
+            f"mirror file {given} is a symbolic link (to {os.readlink(given)}); the mirror "
+            "writes and commits a regular file: name the file itself",
+            file=given,
+        )
     real = roots.resolve(given) if roots is not None else Path(os.path.realpath(given))
     if real.is_dir():
         raise InvalidArgument(f"mirror file {given} is a directory", file=given)
