@@ -71,6 +71,10 @@ DUPLICATE_ID = (
 )
 """The ``-32600`` answer to a request whose id another unanswered request carries."""
 
+PUT_SLICE = 0.25
+"""Seconds an answer waits for room in the writer's queue before the wait is taken up
+again (a slice a cancellation can end)."""
+
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h; not exported by Python 3.11's fcntl
 SKIP_CHUNK = 1 << 20
 """Read size while skipping the rest of an overlong line."""
@@ -107,15 +111,28 @@ async def stdio_pipes() -> AsyncIterator[
         writer.written(deadline - time.monotonic())
 
     forget = before_stop(answered)
+    ending = _Ending()
     try:
         async with anyio.create_task_group() as tasks:
             threading.Thread(
-                target=_read_lines, args=(wire_in, to_session, pending, token, writer), daemon=True
+                target=_read_lines,
+                args=(wire_in, to_session, pending, token, writer, ending),
+                daemon=True,
             ).start()
             tasks.start_soon(_send_answers, from_session, writer, pending)
             yield from_wire, to_wire
             await to_wire.aclose()
-        await anyio.to_thread.run_sync(writer.drain)
+            # The answers still to write get what is left of the time since the end of
+            # input: a host that closed stdin and does not read stdout must not keep the
+            # process alive (it hung until the host went away).
+            deadline = ending.deadline()
+            tasks.cancel_scope.deadline = anyio.current_time() + deadline - time.monotonic()
+        if not await anyio.to_thread.run_sync(writer.drain, deadline - time.monotonic()):
+            log.error(
+                "answers not written: the host did not read standard output for %g s after "
+                "the end of input",
+                DRAIN_SECONDS,
+            )
     finally:
         forget()
         writer.stop()
@@ -145,6 +162,24 @@ def _widen(fd: int) -> None:
     if sys.platform.startswith("linux"):
         with suppress(OSError):  # not a pipe (a file, a tty), or over the limit
             fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
+
+
+class _Ending:
+    """When the session has to be over: :data:`DRAIN_SECONDS` after the end of input (or
+    after the session ended, if that came first)."""
+
+    def __init__(self) -> None:
+        self._at: float | None = None
+
+    def input_ended(self) -> None:
+        if self._at is None:
+            self._at = time.monotonic() + DRAIN_SECONDS
+
+    def deadline(self) -> float:
+        """The ``time.monotonic()`` by which every answer is to be written."""
+        self.input_ended()
+        assert self._at is not None
+        return self._at
 
 
 class _Pending:
@@ -216,6 +251,7 @@ def _read_lines(
     pending: _Pending,
     token: anyio.lowlevel.EventLoopToken,
     writer: _Writer,
+    ending: _Ending,
 ) -> None:
     """Reader thread: one JSON-RPC message per line, parsed here rather than on the loop;
     a line that is not one is answered here (:func:`_refused`)."""
@@ -227,6 +263,7 @@ def _read_lines(
         return refusal
 
     async def end() -> None:
+        ending.input_ended()
         await pending.all_answered(DRAIN_SECONDS)
         await to_session.aclose()
 
@@ -286,15 +323,22 @@ class _Writer:
             return False
         return True
 
-    def put(self, data: bytes) -> None:
-        self._queue.put(data)
+    def put(self, data: bytes, timeout: float | None = None) -> bool:
+        """Queue ``data``, waiting up to ``timeout`` seconds for room; whether it was."""
+        try:
+            self._queue.put(data, timeout=timeout)
+        except queue.Full:
+            return False
+        return True
 
-    def drain(self) -> None:
-        """Write everything queued, then end the thread; give up after ``DRAIN_SECONDS``
-        (a host that stopped reading would otherwise keep the server alive)."""
-        with suppress(queue.Full):
-            self._queue.put(b"", timeout=DRAIN_SECONDS)
-        self._thread.join(DRAIN_SECONDS)
+    def drain(self, timeout: float) -> bool:
+        """Write everything queued, then end the thread; give up after ``timeout`` seconds
+        (a host that stopped reading would otherwise keep the server alive). Whether all
+        was written (or the host had gone: nothing left to write to)."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        if self.put(b"", max(timeout, 0.0)):
+            self._thread.join(max(deadline - time.monotonic(), 0.0))
+        return not self._thread.is_alive()
 
     def stop(self) -> None:
         """End the thread without waiting (teardown after an error)."""
@@ -364,4 +408,6 @@ async def _send_answers(
             # has its answer, and that request must not find the id still taken.
             pending.written(message.message)
             if data is not None and not writer.put_nowait(data):
-                await anyio.to_thread.run_sync(writer.put, data)
+                # In slices: the wait for a host that reads again can be cancelled.
+                while not await anyio.to_thread.run_sync(writer.put, data, PUT_SLICE):
+                    pass
