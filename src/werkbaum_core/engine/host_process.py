@@ -35,11 +35,15 @@ from typing import IO, Any
 from werkbaum_core.display import shortened
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
+from werkbaum_core.in_flight import Stopping
 
 QUOTED = 200
 """Characters of a reply that breaks the protocol quoted in the error."""
 OUT_OF_MEMORY = "heap out of memory"
 """What V8 (node) prints when a call breaches the heap limit, before it aborts."""
+CLOSE_WAIT = 2.0
+"""Seconds :meth:`HostedExecutor.close` waits for an idle child to exit, and for a call
+whose child it killed to let go."""
 
 
 class HostProcess:
@@ -162,6 +166,7 @@ class HostedExecutor(abc.ABC):
         self._exports: dict[str, list[str]] = {}
         self._process: HostProcess | None = None
         self._files = contextlib.ExitStack()
+        self._closed = False
         with self._lock:
             self._ensure_started()
 
@@ -171,6 +176,8 @@ class HostedExecutor(abc.ABC):
         :attr:`keeps_files`)."""
 
     def _ensure_started(self) -> HostProcess:
+        if self._closed:
+            raise Stopping()
         if self._process is not None and self._process.alive():
             return self._process
         self._end()  # a child that died since: its files go too
@@ -200,6 +207,9 @@ class HostedExecutor(abc.ABC):
     def call_text(self, entry: str, payload: JSON) -> str:
         with self._lock:
             process = self._ensure_started()
+            if self._closed:  # closed while this call started the child
+                self._discard(process)
+                raise Stopping()
             request_id = next(self._ids)
             line = json.dumps({"id": request_id, "entry": entry, "payload": payload})
             try:
@@ -217,6 +227,8 @@ class HostedExecutor(abc.ABC):
                 # A timeout, a dead child, a broken pipe or a reply that is not the
                 # host's: kill the child; the next call starts a fresh one.
                 self._discard(process)
+                if self._closed and isinstance(exc, EngineError | OSError):
+                    raise Stopping() from exc  # close() killed it
                 if isinstance(exc, OSError):
                     raise EngineError(f"{self.name} executor pipe failed: {exc}") from exc
                 raise
@@ -233,16 +245,31 @@ class HostedExecutor(abc.ABC):
         files.close()
 
     def close(self) -> None:
-        with self._lock:
+        """End the child: an idle one by closing its stdin, one running a call at once.
+
+        A call in flight is not waited for (it could run for its whole time limit, and a
+        stop signal's close would leave the child running it after the server died: 39 s
+        seen, for good with a runaway call): its child is killed, and the call fails with
+        :class:`~werkbaum_core.in_flight.Stopping`. No child is started after this."""
+        self._closed = True
+        if not self._lock.acquire(blocking=False):
+            busy = self._process
+            if busy is not None:
+                busy.kill()  # the call sees the end of its answers and lets go
+            if not self._lock.acquire(timeout=CLOSE_WAIT):
+                return  # still starting a child (its own limit ends that): left to the exit
+        try:
             process = self._process
             if process is not None:
                 with contextlib.suppress(OSError):
                     if process.popen.stdin is not None:
                         process.popen.stdin.close()
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.popen.wait(timeout=2)
+                    process.popen.wait(timeout=CLOSE_WAIT)
                 process.kill()
             self._end()
+        finally:
+            self._lock.release()
 
     def _start_answer(self, line: str) -> dict[str, Any]:
         """The host's first line, ``{"ready": true, …}``; anything else fails."""
