@@ -143,3 +143,36 @@ def test_sigterm_during_a_writes_engine_call_stops_it_and_audits_it(
         if client.process.poll() is None:
             client.process.kill()
         client.close(timeout=DEADLINE)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("kind", ["node", "dukpy"])
+def test_the_engine_child_dies_with_a_server_killed_by_sigkill(kind: str, tmp_path: Path) -> None:
+    # No clean-up of the server's own runs on SIGKILL, and a child busy with a call does
+    # not see its stdin close: it ran the call on to its end (SPIN s; for good, a runaway).
+    if kind == "node":
+        require_tool("node")
+    front = spinning_checkout(tmp_path / "front")
+    (tmp_path / "spin.werkbaum").write_text(f"[ ] #plan: P SPIN{SPIN}\n", encoding="utf-8")
+    argv = [str(SERVER), "--root", str(tmp_path), "--engine", kind, "--frontend", str(front)]
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    client = PipeClient(argv, tmp_path, env)
+    kids: list[int] = []
+    try:
+        client.handshake()
+        params = {"name": "werkbaum_inspect", "arguments": {"source": "spin.werkbaum"}}
+        client.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+        deadline = time.monotonic() + DEADLINE
+        while not kids and time.monotonic() < deadline:
+            kids = children(client.pid)
+            time.sleep(0.05)
+        assert kids, "the engine runs in a child process"
+        time.sleep(1.0)  # the call spins now
+        client.process.kill()
+        assert client.process.wait(timeout=DEADLINE) == -signal.SIGKILL
+        assert gone(kids, within=5.0), "the engine child outlived a server killed by SIGKILL"
+    finally:
+        for kid in kids:
+            if alive(kid):
+                os.kill(kid, signal.SIGKILL)
+        client.close(timeout=DEADLINE)

@@ -22,14 +22,16 @@ from __future__ import annotations
 import abc
 import collections
 import contextlib
+import ctypes
 import itertools
 import json
 import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from werkbaum_core.display import shortened
@@ -44,6 +46,80 @@ OUT_OF_MEMORY = "heap out of memory"
 CLOSE_WAIT = 2.0
 """Seconds :meth:`HostedExecutor.close` waits for an idle child to exit, and for a call
 whose child it killed to let go."""
+
+
+class _Spawner:
+    """Where the hosts are started: on Linux, one thread that lives as long as the process,
+    whose children get SIGKILL when it ends (``PR_SET_PDEATHSIG``) — when the process
+    dies, even of SIGKILL, which no clean-up of its own survives. A host busy with a call
+    cannot notice that its stdin closed, and ran that call on to its end (for good, a
+    runaway call: its time limit was the parent's). The signal is tied to the thread that
+    forked the child, not to the process, hence a thread of its own: a worker thread
+    that ends would take its children with it.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._prctl: Callable[..., int] | None = None
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                self._prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def preexec(self) -> Callable[[], None] | None:
+        """What the child runs before its program: ask for SIGKILL when its parent
+        thread ends (and die now if that happened already)."""
+        prctl = self._prctl
+        if prctl is None:
+            return None
+        parent = os.getpid()
+
+        def die_with_parent() -> None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        return die_with_parent
+
+    def spawn(self, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
+        """``start()`` run on the spawner thread (where that matters), its result or error."""
+        if self._prctl is None:
+            return start()
+        done = threading.Event()
+        outcome: list[subprocess.Popen[str] | BaseException] = []
+
+        def job() -> None:
+            try:
+                outcome.append(start())
+            except BaseException as exc:
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        self._started().put(job)
+        done.wait()
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _started(self) -> queue.Queue[Callable[[], None]]:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="werkbaum-spawner", daemon=True
+                )
+                self._thread.start()
+        return self._jobs
+
+    def _run(self) -> None:
+        while True:
+            self._jobs.get()()
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+SPAWNER = _Spawner()
 
 
 class HostProcess:
@@ -72,18 +148,21 @@ class HostProcess:
         """What to say when the host dies of its heap limit."""
         answers, child_end = os.pipe()
         try:
-            self.popen = subprocess.Popen(
-                [*command, str(child_end), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=dict(env),
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                bufsize=1,
-                pass_fds=(child_end,),
-                process_group=0,
+            self.popen = SPAWNER.spawn(
+                lambda: subprocess.Popen(
+                    [*command, str(child_end), *args],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=dict(env),
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
+                    bufsize=1,
+                    pass_fds=(child_end,),
+                    process_group=0,
+                    preexec_fn=SPAWNER.preexec(),
+                )
             )
         except OSError as exc:
             os.close(answers)
