@@ -269,7 +269,11 @@ def _read_lines(
 
     try:
         with os.fdopen(fd, "rb", closefd=False) as wire:
-            while line := wire.readline(MAX_LINE_BYTES + 1):
+            # Once answers cannot reach the host, no further request is run: a write
+            # whose answer nobody gets is a change nobody asked to see.
+            while not writer.failed and (line := wire.readline(MAX_LINE_BYTES + 1)):
+                if writer.failed:
+                    break
                 item: SessionMessage | Refusal | None
                 if len(line) > MAX_LINE_BYTES:
                     item = refuse_long_line(line[:ID_PREFIX_BYTES])
@@ -359,13 +363,24 @@ class _Writer:
             finally:
                 self._queue.task_done()
 
+    @property
+    def failed(self) -> bool:
+        """Whether an answer could not be written: no later one can reach the host."""
+        return self._failed
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
                 view = view[os.write(self._fd, view) :]
-        except OSError:  # the host closed its end: later answers are dropped
+        except OSError as exc:  # the host closed its end, or stdout is no pipe it reads
             self._failed = True
+            reason = "the host closed it" if isinstance(exc, BrokenPipeError) else exc.strerror
+            log.error(
+                "cannot write answers to standard output (%s): no more requests are read, "
+                "and the session ends once those running are done",
+                reason,
+            )
 
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {
