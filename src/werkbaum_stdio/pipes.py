@@ -31,6 +31,7 @@ import io
 import logging
 import os
 import queue
+import select
 import sys
 import threading
 import time
@@ -372,7 +373,10 @@ class _Writer:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._fd, view) :]
+                try:
+                    view = view[os.write(self._fd, view) :]
+                except BlockingIOError:  # a pipe the host made non-blocking: as if it blocked
+                    select.select([], [self._fd], [])
         except OSError as exc:  # the host closed its end, or stdout is no pipe it reads
             self._failed = True
             reason = "the host closed it" if isinstance(exc, BrokenPipeError) else exc.strerror

@@ -24,6 +24,7 @@ import functools
 import logging
 import os
 import queue
+import select
 import threading
 import time
 
@@ -117,6 +118,9 @@ class StderrLines:
             try:
                 view = view[os.write(self._fd, view) :]
             except InterruptedError:
+                continue
+            except BlockingIOError:  # a descriptor the host made non-blocking (node's stdio)
+                select.select([], [self._fd], [])
                 continue
             except OSError:  # stderr is closed: there is no one left to tell
                 return
