@@ -98,3 +98,29 @@ def test_answers_and_stderr_lines_are_whole_on_pipes_the_host_made_non_blocking(
             process.wait(timeout=DEADLINE)
         os.close(out_read)
         os.close(err_read)
+
+
+def test_the_command_line_waits_on_a_non_blocking_stdout_it_inherited(tmp_path: Path) -> None:
+    # `werkbaum inspect` run by a node script with stdio 'inherit': it wrote the first
+    # 64 KiB, then "cannot write to standard output: resource temporarily unavailable", 2.
+    nodes = (f"  - [ ] #n{i}: Node number {i} (S)" for i in range(5_000))
+    plan = tmp_path / "big.werkbaum"
+    plan.write_text("\n".join(["[ ] #plan: Plan", *nodes]) + "\n", encoding="utf-8")
+    out_read, out_write = non_blocking_pipe()
+    cli = SERVER.with_name("werkbaum")
+    process = subprocess.Popen(
+        [str(cli), "inspect", str(plan)], stdout=out_write, stderr=subprocess.PIPE
+    )
+    os.close(out_write)
+    try:
+        time.sleep(1.0)  # not read yet: the pipe fills
+        out = read_until(out_read, b"\0", 1)  # to its end
+        assert process.wait(timeout=DEADLINE) == 0
+        assert process.stderr is not None
+        assert process.stderr.read() == b""
+        assert b"#n4999" in out
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=DEADLINE)
+        os.close(out_read)
