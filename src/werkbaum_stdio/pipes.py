@@ -26,6 +26,7 @@ takes a whole large answer in one write.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import io
 import logging
@@ -318,6 +319,7 @@ class _Writer:
         self._fd = fd
         self._queue: queue.Queue[bytes] = queue.Queue(QUEUED)
         self._failed = False
+        self._dropping = False
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -359,7 +361,7 @@ class _Writer:
     def _run(self) -> None:
         while data := self._queue.get():  # b"" ends the thread
             try:
-                if not self._failed:
+                if not (self._failed or self._dropping):
                     self._write(data)
             finally:
                 self._queue.task_done()
@@ -378,6 +380,11 @@ class _Writer:
                 except BlockingIOError:  # a pipe the host made non-blocking: as if it blocked
                     select.select([], [self._fd], [])
         except OSError as exc:  # the host closed its end, or stdout is no pipe it reads
+            if exc.errno == errno.EBADF:
+                # Started with stdout closed (held by /dev/null, std_streams.guard): the
+                # host wants no answers; they are dropped and the session goes on.
+                self._dropping = True
+                return
             self._failed = True
             reason = "the host closed it" if isinstance(exc, BrokenPipeError) else exc.strerror
             log.error(
