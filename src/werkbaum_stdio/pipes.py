@@ -68,6 +68,17 @@ QUEUED = 16
 DRAIN_SECONDS = 30.0
 """At end of input, how long requests still running may take to be answered."""
 
+IN_FLIGHT = 32
+"""Requests read and not yet answered beyond which no more are read (until one is
+answered): each holds its answer until the host reads it, and a host that pipelines
+hundreds of large reads without reading stdout grew the server by their answers
+(986 MiB for 300 reads of a 1.3 MB plan; 251 MiB with this bound). Requests wait in the
+pipe meanwhile, never refused."""
+ROOM_POLL = 0.01
+"""Seconds between looks for room while :data:`IN_FLIGHT` requests are unanswered."""
+ASKING_SECONDS = 30.0
+"""Seconds a request of the server's to the client counts as awaiting its answer."""
+
 DUPLICATE_ID = (
     "invalid request: its id is taken by a request not yet answered (give each request its own id)"
 )
@@ -198,12 +209,32 @@ class _Pending:
         self._ids: set[types.RequestId] = set()
         self._none_left = anyio.Event()
         self._none_left.set()
+        self._asking: dict[types.RequestId, float] = {}
+        """The server's own requests to the client (``roots/list``) awaiting an answer,
+        with when they were sent."""
+
+    async def room(self) -> None:
+        """Wait until fewer than :data:`IN_FLIGHT` requests are unanswered — unless the
+        server awaits an answer from the client, which must not be kept from being read
+        behind a request (a ``roots/list`` the requests in flight wait for)."""
+        while len(self._ids) >= IN_FLIGHT and not self._awaiting_client():
+            await anyio.sleep(ROOM_POLL)
+
+    def _awaiting_client(self) -> bool:
+        now = time.monotonic()
+        for request_id, sent in list(self._asking.items()):
+            if now - sent > ASKING_SECONDS:  # the SDK has given up on it long ago
+                del self._asking[request_id]
+        return bool(self._asking)
 
     def read(self, item: Incoming) -> bytes | None:
         """Note a request read; a request whose id is still unanswered is not passed on
         (JSON-RPC ids tell answers apart): the answer refusing it is returned."""
         message = item.message if isinstance(item, SessionMessage) else None
-        if isinstance(message, types.JSONRPCRequest):
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            if message.id is not None:
+                self._asking.pop(message.id, None)  # the client answered the server
+        elif isinstance(message, types.JSONRPCRequest):
             key = _correlated(message.id)
             if key in self._ids:
                 log.warning("refused request %.80r: its id is taken", message.id)
@@ -223,6 +254,8 @@ class _Pending:
     def written(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self._answered(message.id)
+        elif isinstance(message, types.JSONRPCRequest):
+            self._asking[message.id] = time.monotonic()
 
     def _answered(self, request_id: object) -> None:
         if not isinstance(request_id, str | int):
@@ -259,6 +292,8 @@ def _read_lines(
     a line that is not one is answered here (:func:`_refused`)."""
 
     async def hand_over(item: Incoming) -> bytes | None:
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
+            await pending.room()  # no more stdin read meanwhile: the host waits
         refusal = pending.read(item)
         if refusal is None:
             await to_session.send(item)
