@@ -26,11 +26,13 @@ takes a whole large answer in one write.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import io
 import logging
 import os
 import queue
+import select
 import sys
 import threading
 import time
@@ -66,10 +68,25 @@ QUEUED = 16
 DRAIN_SECONDS = 30.0
 """At end of input, how long requests still running may take to be answered."""
 
+IN_FLIGHT = 32
+"""Requests read and not yet answered beyond which no more are read (until one is
+answered): each holds its answer until the host reads it, and a host that pipelines
+hundreds of large reads without reading stdout grew the server by their answers
+(986 MiB for 300 reads of a 1.3 MB plan; 251 MiB with this bound). Requests wait in the
+pipe meanwhile, never refused."""
+ROOM_POLL = 0.01
+"""Seconds between looks for room while :data:`IN_FLIGHT` requests are unanswered."""
+ASKING_SECONDS = 30.0
+"""Seconds a request of the server's to the client counts as awaiting its answer."""
+
 DUPLICATE_ID = (
     "invalid request: its id is taken by a request not yet answered (give each request its own id)"
 )
 """The ``-32600`` answer to a request whose id another unanswered request carries."""
+
+PUT_SLICE = 0.25
+"""Seconds an answer waits for room in the writer's queue before the wait is taken up
+again (a slice a cancellation can end)."""
 
 _F_SETPIPE_SZ = 1031  # linux/fcntl.h; not exported by Python 3.11's fcntl
 SKIP_CHUNK = 1 << 20
@@ -107,15 +124,28 @@ async def stdio_pipes() -> AsyncIterator[
         writer.written(deadline - time.monotonic())
 
     forget = before_stop(answered)
+    ending = _Ending()
     try:
         async with anyio.create_task_group() as tasks:
             threading.Thread(
-                target=_read_lines, args=(wire_in, to_session, pending, token, writer), daemon=True
+                target=_read_lines,
+                args=(wire_in, to_session, pending, token, writer, ending),
+                daemon=True,
             ).start()
             tasks.start_soon(_send_answers, from_session, writer, pending)
             yield from_wire, to_wire
             await to_wire.aclose()
-        await anyio.to_thread.run_sync(writer.drain)
+            # The answers still to write get what is left of the time since the end of
+            # input: a host that closed stdin and does not read stdout must not keep the
+            # process alive (it hung until the host went away).
+            deadline = ending.deadline()
+            tasks.cancel_scope.deadline = anyio.current_time() + deadline - time.monotonic()
+        if not await anyio.to_thread.run_sync(writer.drain, deadline - time.monotonic()):
+            log.error(
+                "answers not written: the host did not read standard output for %g s after "
+                "the end of input",
+                DRAIN_SECONDS,
+            )
     finally:
         forget()
         writer.stop()
@@ -147,6 +177,24 @@ def _widen(fd: int) -> None:
             fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
 
 
+class _Ending:
+    """When the session has to be over: :data:`DRAIN_SECONDS` after the end of input (or
+    after the session ended, if that came first)."""
+
+    def __init__(self) -> None:
+        self._at: float | None = None
+
+    def input_ended(self) -> None:
+        if self._at is None:
+            self._at = time.monotonic() + DRAIN_SECONDS
+
+    def deadline(self) -> float:
+        """The ``time.monotonic()`` by which every answer is to be written."""
+        self.input_ended()
+        assert self._at is not None
+        return self._at
+
+
 class _Pending:
     """Ids of the requests read and not yet answered (used on the event loop only).
 
@@ -161,12 +209,32 @@ class _Pending:
         self._ids: set[types.RequestId] = set()
         self._none_left = anyio.Event()
         self._none_left.set()
+        self._asking: dict[types.RequestId, float] = {}
+        """The server's own requests to the client (``roots/list``) awaiting an answer,
+        with when they were sent."""
+
+    async def room(self) -> None:
+        """Wait until fewer than :data:`IN_FLIGHT` requests are unanswered — unless the
+        server awaits an answer from the client, which must not be kept from being read
+        behind a request (a ``roots/list`` the requests in flight wait for)."""
+        while len(self._ids) >= IN_FLIGHT and not self._awaiting_client():
+            await anyio.sleep(ROOM_POLL)
+
+    def _awaiting_client(self) -> bool:
+        now = time.monotonic()
+        for request_id, sent in list(self._asking.items()):
+            if now - sent > ASKING_SECONDS:  # the SDK has given up on it long ago
+                del self._asking[request_id]
+        return bool(self._asking)
 
     def read(self, item: Incoming) -> bytes | None:
         """Note a request read; a request whose id is still unanswered is not passed on
         (JSON-RPC ids tell answers apart): the answer refusing it is returned."""
         message = item.message if isinstance(item, SessionMessage) else None
-        if isinstance(message, types.JSONRPCRequest):
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            if message.id is not None:
+                self._asking.pop(message.id, None)  # the client answered the server
+        elif isinstance(message, types.JSONRPCRequest):
             key = _correlated(message.id)
             if key in self._ids:
                 log.warning("refused request %.80r: its id is taken", message.id)
@@ -186,6 +254,8 @@ class _Pending:
     def written(self, message: types.JSONRPCMessage) -> None:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             self._answered(message.id)
+        elif isinstance(message, types.JSONRPCRequest):
+            self._asking[message.id] = time.monotonic()
 
     def _answered(self, request_id: object) -> None:
         if not isinstance(request_id, str | int):
@@ -216,23 +286,31 @@ def _read_lines(
     pending: _Pending,
     token: anyio.lowlevel.EventLoopToken,
     writer: _Writer,
+    ending: _Ending,
 ) -> None:
     """Reader thread: one JSON-RPC message per line, parsed here rather than on the loop;
     a line that is not one is answered here (:func:`_refused`)."""
 
     async def hand_over(item: Incoming) -> bytes | None:
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCRequest):
+            await pending.room()  # no more stdin read meanwhile: the host waits
         refusal = pending.read(item)
         if refusal is None:
             await to_session.send(item)
         return refusal
 
     async def end() -> None:
+        ending.input_ended()
         await pending.all_answered(DRAIN_SECONDS)
         await to_session.aclose()
 
     try:
         with os.fdopen(fd, "rb", closefd=False) as wire:
-            while line := wire.readline(MAX_LINE_BYTES + 1):
+            # Once answers cannot reach the host, no further request is run: a write
+            # whose answer nobody gets is a change nobody asked to see.
+            while not writer.failed and (line := wire.readline(MAX_LINE_BYTES + 1)):
+                if writer.failed:
+                    break
                 item: SessionMessage | Refusal | None
                 if len(line) > MAX_LINE_BYTES:
                     item = refuse_long_line(line[:ID_PREFIX_BYTES])
@@ -276,6 +354,7 @@ class _Writer:
         self._fd = fd
         self._queue: queue.Queue[bytes] = queue.Queue(QUEUED)
         self._failed = False
+        self._dropping = False
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -286,15 +365,22 @@ class _Writer:
             return False
         return True
 
-    def put(self, data: bytes) -> None:
-        self._queue.put(data)
+    def put(self, data: bytes, timeout: float | None = None) -> bool:
+        """Queue ``data``, waiting up to ``timeout`` seconds for room; whether it was."""
+        try:
+            self._queue.put(data, timeout=timeout)
+        except queue.Full:
+            return False
+        return True
 
-    def drain(self) -> None:
-        """Write everything queued, then end the thread; give up after ``DRAIN_SECONDS``
-        (a host that stopped reading would otherwise keep the server alive)."""
-        with suppress(queue.Full):
-            self._queue.put(b"", timeout=DRAIN_SECONDS)
-        self._thread.join(DRAIN_SECONDS)
+    def drain(self, timeout: float) -> bool:
+        """Write everything queued, then end the thread; give up after ``timeout`` seconds
+        (a host that stopped reading would otherwise keep the server alive). Whether all
+        was written (or the host had gone: nothing left to write to)."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        if self.put(b"", max(timeout, 0.0)):
+            self._thread.join(max(deadline - time.monotonic(), 0.0))
+        return not self._thread.is_alive()
 
     def stop(self) -> None:
         """End the thread without waiting (teardown after an error)."""
@@ -310,18 +396,37 @@ class _Writer:
     def _run(self) -> None:
         while data := self._queue.get():  # b"" ends the thread
             try:
-                if not self._failed:
+                if not (self._failed or self._dropping):
                     self._write(data)
             finally:
                 self._queue.task_done()
+
+    @property
+    def failed(self) -> bool:
+        """Whether an answer could not be written: no later one can reach the host."""
+        return self._failed
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._fd, view) :]
-        except OSError:  # the host closed its end: later answers are dropped
+                try:
+                    view = view[os.write(self._fd, view) :]
+                except BlockingIOError:  # a pipe the host made non-blocking: as if it blocked
+                    select.select([], [self._fd], [])
+        except OSError as exc:  # the host closed its end, or stdout is no pipe it reads
+            if exc.errno == errno.EBADF:
+                # Started with stdout closed (held by /dev/null, std_streams.guard): the
+                # host wants no answers; they are dropped and the session goes on.
+                self._dropping = True
+                return
             self._failed = True
+            reason = "the host closed it" if isinstance(exc, BrokenPipeError) else exc.strerror
+            log.error(
+                "cannot write answers to standard output (%s): no more requests are read, "
+                "and the session ends once those running are done",
+                reason,
+            )
 
 
 _ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {
@@ -364,4 +469,6 @@ async def _send_answers(
             # has its answer, and that request must not find the id still taken.
             pending.written(message.message)
             if data is not None and not writer.put_nowait(data):
-                await anyio.to_thread.run_sync(writer.put, data)
+                # In slices: the wait for a host that reads again can be cancelled.
+                while not await anyio.to_thread.run_sync(writer.put, data, PUT_SLICE):
+                    pass

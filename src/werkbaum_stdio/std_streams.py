@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import select
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -66,7 +67,11 @@ class _Guarded(io.RawIOBase):
         if self._dropping:
             return size
         try:
-            return os.write(self._fd, data)
+            while True:
+                try:
+                    return os.write(self._fd, data)
+                except BlockingIOError:  # a pipe the caller made non-blocking: wait as if
+                    select.select([], [self._fd], [])  # it blocked (node's stdio is so)
         except BrokenPipeError:  # the reader left (``| head``)
             self._dropping = True
             return size

@@ -12,7 +12,8 @@ the blocking writes, behind a bounded queue. A line that finds the queue full
 is dropped and counted, and once the host reads again one line says how many
 were dropped. At exit, and when a stop signal ends the process, the queue is
 written out for up to :data:`EXIT_WAIT` seconds, so a host that reads loses
-nothing.
+nothing (a stop signal's flush runs on a thread of its own, never in the signal
+handler: the main thread may hold this queue's lock when a signal comes).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import functools
 import logging
 import os
 import queue
+import select
 import threading
 import time
 
@@ -32,6 +34,9 @@ QUEUED_LINES = 4096
 """Lines waiting for stderr before new ones are dropped (a few hundred KiB at most)."""
 EXIT_WAIT = 1.0
 """Seconds the interpreter's exit waits for the queued lines to be written."""
+SETTLE = 0.05
+"""Seconds without a new line after which a stop signal's flush counts the lines as all
+there (:meth:`StderrLines.settled`)."""
 
 
 class StderrLines:
@@ -43,12 +48,15 @@ class StderrLines:
         self._dropped = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._last = 0.0
+        """When the last line was queued (``time.monotonic``)."""
 
     def write(self, text: str) -> None:
         """Queue ``text`` (whole lines, ending in a newline); never blocks. After lines
         were dropped, the next one that fits says how many, where they were."""
         self._started()
         data = text.encode("utf-8", "backslashreplace")
+        self._last = time.monotonic()
         with self._lock:
             if self._dropped:
                 data = _dropped_note(self._dropped) + data
@@ -63,20 +71,29 @@ class StderrLines:
         """:meth:`flush` for a clean-up that only needs it done (or the time up)."""
         self.flush(timeout)
 
-    def flush(self, timeout: float) -> bool:
+    def settled(self, timeout: float) -> None:
+        """:meth:`flush` for a stop signal: the calls it just ended (their engine child
+        killed) write their audit lines a moment later, from their own threads; so the
+        queue counts as written once no line came for :data:`SETTLE` seconds."""
+        self.flush(timeout, settle=SETTLE)
+
+    def flush(self, timeout: float, *, settle: float = 0.0) -> bool:
         """Wait up to ``timeout`` seconds until every queued line is written (a count of
-        lines dropped at the end included); whether they were."""
-        with self._lock:
-            if self._dropped:
-                with contextlib.suppress(queue.Full):
-                    self._queue.put_nowait(_dropped_note(self._dropped))
-                    self._dropped = 0
+        lines dropped at the end included), and none came in the last ``settle`` seconds;
+        whether they were."""
         deadline = time.monotonic() + timeout
-        while self._queue.unfinished_tasks:
+        while True:
+            with self._lock:
+                if self._dropped:
+                    with contextlib.suppress(queue.Full):
+                        self._queue.put_nowait(_dropped_note(self._dropped))
+                        self._dropped = 0
+            quiet = time.monotonic() - self._last >= settle
+            if not self._queue.unfinished_tasks and quiet:
+                return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.005)
-        return True
 
     def _started(self) -> None:
         if self._thread is None:
@@ -102,6 +119,9 @@ class StderrLines:
                 view = view[os.write(self._fd, view) :]
             except InterruptedError:
                 continue
+            except BlockingIOError:  # a descriptor the host made non-blocking (node's stdio)
+                select.select([], [self._fd], [])
+                continue
             except OSError:  # stderr is closed: there is no one left to tell
                 return
 
@@ -118,7 +138,7 @@ STDERR = StderrLines()
 atexit.register(STDERR.written, EXIT_WAIT)
 # A stop signal ends the process without atexit: the audit lines of the writes it waited
 # for, and its own "stopped" lines, are written out first (as long as the host reads).
-on_stop(functools.partial(STDERR.written, EXIT_WAIT))
+on_stop(functools.partial(STDERR.settled, EXIT_WAIT))
 
 
 class QueuedStderrHandler(logging.Handler):

@@ -22,24 +22,104 @@ from __future__ import annotations
 import abc
 import collections
 import contextlib
+import ctypes
 import itertools
 import json
 import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from werkbaum_core.display import shortened
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
+from werkbaum_core.in_flight import Stopping
 
 QUOTED = 200
 """Characters of a reply that breaks the protocol quoted in the error."""
 OUT_OF_MEMORY = "heap out of memory"
 """What V8 (node) prints when a call breaches the heap limit, before it aborts."""
+CLOSE_WAIT = 2.0
+"""Seconds :meth:`HostedExecutor.close` waits for an idle child to exit, and for a call
+whose child it killed to let go."""
+
+
+class _Spawner:
+    """Where the hosts are started: on Linux, one thread that lives as long as the process,
+    whose children get SIGKILL when it ends (``PR_SET_PDEATHSIG``) — when the process
+    dies, even of SIGKILL, which no clean-up of its own survives. A host busy with a call
+    cannot notice that its stdin closed, and ran that call on to its end (for good, a
+    runaway call: its time limit was the parent's). The signal is tied to the thread that
+    forked the child, not to the process, hence a thread of its own: a worker thread
+    that ends would take its children with it.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._prctl: Callable[..., int] | None = None
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                self._prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def preexec(self) -> Callable[[], None] | None:
+        """What the child runs before its program: ask for SIGKILL when its parent
+        thread ends (and die now if that happened already)."""
+        prctl = self._prctl
+        if prctl is None:
+            return None
+        parent = os.getpid()
+
+        def die_with_parent() -> None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        return die_with_parent
+
+    def spawn(self, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
+        """``start()`` run on the spawner thread (where that matters), its result or error."""
+        if self._prctl is None:
+            return start()
+        done = threading.Event()
+        outcome: list[subprocess.Popen[str] | BaseException] = []
+
+        def job() -> None:
+            try:
+                outcome.append(start())
+            except BaseException as exc:
+                outcome.append(exc)
+            finally:
+                done.set()
+
+        self._started().put(job)
+        done.wait()
+        result = outcome[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _started(self) -> queue.Queue[Callable[[], None]]:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="werkbaum-spawner", daemon=True
+                )
+                self._thread.start()
+        return self._jobs
+
+    def _run(self) -> None:
+        while True:
+            self._jobs.get()()
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+SPAWNER = _Spawner()
 
 
 class HostProcess:
@@ -68,18 +148,21 @@ class HostProcess:
         """What to say when the host dies of its heap limit."""
         answers, child_end = os.pipe()
         try:
-            self.popen = subprocess.Popen(
-                [*command, str(child_end), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=dict(env),
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                bufsize=1,
-                pass_fds=(child_end,),
-                process_group=0,
+            self.popen = SPAWNER.spawn(
+                lambda: subprocess.Popen(
+                    [*command, str(child_end), *args],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=dict(env),
+                    text=True,
+                    encoding="utf-8",
+                    errors="replace",
+                    bufsize=1,
+                    pass_fds=(child_end,),
+                    process_group=0,
+                    preexec_fn=SPAWNER.preexec(),
+                )
             )
         except OSError as exc:
             os.close(answers)
@@ -162,6 +245,7 @@ class HostedExecutor(abc.ABC):
         self._exports: dict[str, list[str]] = {}
         self._process: HostProcess | None = None
         self._files = contextlib.ExitStack()
+        self._closed = False
         with self._lock:
             self._ensure_started()
 
@@ -171,6 +255,8 @@ class HostedExecutor(abc.ABC):
         :attr:`keeps_files`)."""
 
     def _ensure_started(self) -> HostProcess:
+        if self._closed:
+            raise Stopping()
         if self._process is not None and self._process.alive():
             return self._process
         self._end()  # a child that died since: its files go too
@@ -200,6 +286,9 @@ class HostedExecutor(abc.ABC):
     def call_text(self, entry: str, payload: JSON) -> str:
         with self._lock:
             process = self._ensure_started()
+            if self._closed:  # closed while this call started the child
+                self._discard(process)
+                raise Stopping()
             request_id = next(self._ids)
             line = json.dumps({"id": request_id, "entry": entry, "payload": payload})
             try:
@@ -217,6 +306,8 @@ class HostedExecutor(abc.ABC):
                 # A timeout, a dead child, a broken pipe or a reply that is not the
                 # host's: kill the child; the next call starts a fresh one.
                 self._discard(process)
+                if self._closed and isinstance(exc, EngineError | OSError):
+                    raise Stopping() from exc  # close() killed it
                 if isinstance(exc, OSError):
                     raise EngineError(f"{self.name} executor pipe failed: {exc}") from exc
                 raise
@@ -233,16 +324,31 @@ class HostedExecutor(abc.ABC):
         files.close()
 
     def close(self) -> None:
-        with self._lock:
+        """End the child: an idle one by closing its stdin, one running a call at once.
+
+        A call in flight is not waited for (it could run for its whole time limit, and a
+        stop signal's close would leave the child running it after the server died: 39 s
+        seen, for good with a runaway call): its child is killed, and the call fails with
+        :class:`~werkbaum_core.in_flight.Stopping`. No child is started after this."""
+        self._closed = True
+        if not self._lock.acquire(blocking=False):
+            busy = self._process
+            if busy is not None:
+                busy.kill()  # the call sees the end of its answers and lets go
+            if not self._lock.acquire(timeout=CLOSE_WAIT):
+                return  # still starting a child (its own limit ends that): left to the exit
+        try:
             process = self._process
             if process is not None:
                 with contextlib.suppress(OSError):
                     if process.popen.stdin is not None:
                         process.popen.stdin.close()
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.popen.wait(timeout=2)
+                    process.popen.wait(timeout=CLOSE_WAIT)
                 process.kill()
             self._end()
+        finally:
+            self._lock.release()
 
     def _start_answer(self, line: str) -> dict[str, Any]:
         """The host's first line, ``{"ready": true, …}``; anything else fails."""

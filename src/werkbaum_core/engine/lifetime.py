@@ -10,22 +10,29 @@ document write that had landed would have no mirror commit and no audit line.
 :func:`close_on_exit` closes the engine when the interpreter exits. On those
 signals it first lets the writes past their store step finish
 (:mod:`werkbaum_core.in_flight`): new calls and writes not yet at their store
-step are refused from then on, the handler returns at once (the event loop
-goes on answering), and a thread waits up to :data:`~werkbaum_core.in_flight.STOP_WAIT`
-for those writes' audit lines (and up to :data:`ANSWER_WAIT` for their answers,
-:func:`before_stop`), then signals the main thread again. That
-second delivery — or a second signal from the host, which stops at once —
-writes the audit line of any write still running (outcome ``stopped``), closes
-the engine (waiting at most :data:`CLOSE_WAIT` for a call in flight), removes
-the directories of loads in progress, runs the clean-ups registered with
-:func:`on_stop` (the file store's temp files of writes in flight), and then
-dies of the first signal as the default would (the exit status still tells the
-parent what happened). With no write in flight all of that happens at once.
+step are refused from then on. The handler itself only notes the signal and
+starts a thread, and returns at once (the event loop goes on answering): a
+handler runs on the main thread between two of its bytecodes, wherever that
+thread was — inside the stderr queue's lock, say, while it logged a line — so
+a handler that took such a lock itself would wait for good (round 26: a
+SIGTERM while the event loop logged left the server hanging until SIGKILL).
+The thread waits up to :data:`~werkbaum_core.in_flight.STOP_WAIT` for those
+writes' audit lines (and up to :data:`ANSWER_WAIT` for their answers,
+:func:`before_stop`). Then — or at once when a second signal comes from the
+host — it writes the audit line of any write still running (outcome
+``stopped``), closes the engine, which stops a call in flight (the child
+process killed, V8 interrupted; at most :data:`CLOSE_WAIT`), removes the
+directories of loads in progress and runs the clean-ups registered with
+:func:`on_stop` (the file store's temp files of writes in flight, the stderr
+lines still queued), and signals the main thread again: that delivery dies of
+the first signal as the default would (the exit status still tells the parent
+what happened). With no write in flight all of that happens at once.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import threading
 import time
@@ -75,7 +82,8 @@ def close_on_exit(engine: Closable, writes: WritesInFlight = WRITES) -> None:
     """Close ``engine`` at interpreter exit and on a stop signal, after the ``writes``
     past their store step (call from the main thread)."""
     main_thread = threading.get_ident()
-    first: list[int] = []
+    state = _StopState()
+    wake_read, wake_write = os.pipe()
 
     def finish(signum: int) -> None:
         writes.abandon(signal.Signals(signum).name)
@@ -85,36 +93,59 @@ def close_on_exit(engine: Closable, writes: WritesInFlight = WRITES) -> None:
         remove_loading_directories()
         for cleanup in _ON_STOP:
             cleanup()
-        signal.signal(signum, signal.SIG_DFL)
-        signal.raise_signal(signum)
 
-    def wait_then_stop(signum: int) -> None:
-        writes.wait(STOP_WAIT)
+    def wait_for_writes() -> None:
+        deadline = time.monotonic() + STOP_WAIT
+        while not state.insisted and (left := deadline - time.monotonic()) > 0:
+            if writes.wait(min(RESIGNAL_EVERY, left)):
+                break
         for wait in list(_ANSWERS):
-            wait(ANSWER_WAIT)
-        # Handlers run on the main thread only, and CPython may not run one for a signal
-        # that arrived while that thread ran bytecode (another thread can clear the
-        # "signal pending" mark first); one arriving in its epoll_wait always runs.
-        while True:
-            signal.pthread_kill(main_thread, signum)
-            time.sleep(RESIGNAL_EVERY)
+            if not state.insisted:
+                wait(ANSWER_WAIT)
+
+    def stopper() -> None:
+        signum = os.read(wake_read, 1)[0]
+        try:
+            if writes.stop():
+                wait_for_writes()
+            finish(signum)
+        finally:
+            state.finished = True
+            # Handlers run on the main thread only, and CPython may not run one for a
+            # signal that arrived while that thread ran bytecode (another thread can
+            # clear the "signal pending" mark first); one arriving in its epoll_wait
+            # always runs.
+            while True:
+                signal.pthread_kill(main_thread, signum)
+                time.sleep(RESIGNAL_EVERY)
 
     def stop(signum: int, _frame: FrameType | None) -> None:
-        if len(first) > 1:  # finishing already
-            return
-        if first:  # our own second delivery, or the host insists
-            first.append(signum)
-            finish(first[0])
-            return
-        first.append(signum)
-        if writes.stop():
-            waiter = threading.Thread(
-                target=wait_then_stop, args=(signum,), name="werkbaum-stop", daemon=True
-            )
-            waiter.start()
-            return
-        finish(signum)
+        # No lock, no thread start, no wait here: the handler runs on the main thread
+        # wherever that thread was, holding whatever it held. A byte on a pipe wakes the
+        # thread that does the work; its last signal ends the process here.
+        if state.finished:
+            signal.signal(state.first, signal.SIG_DFL)
+            signal.raise_signal(state.first)
+        elif state.first:  # the host insists: the writes are not waited for any longer
+            state.insisted = True
+        else:
+            state.first = signum
+            os.write(wake_write, bytes([signum]))
 
+    threading.Thread(target=stopper, name="werkbaum-stop", daemon=True).start()
     for sig in SIGNALS:
         signal.signal(sig, stop)
     atexit.register(engine.close)
+
+
+class _StopState:
+    """What the stop handler and its thread share: plain attributes, no lock (a handler
+    must not take one)."""
+
+    def __init__(self) -> None:
+        self.first = 0
+        """The first stop signal's number, once one came."""
+        self.insisted = False
+        """A second signal came: stop waiting for writes."""
+        self.finished = False
+        """Everything is done: the next delivery ends the process."""

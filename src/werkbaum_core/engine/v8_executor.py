@@ -35,6 +35,7 @@ from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
 from werkbaum_core.engine.protocol import JSON, LIMITS, START_TIMEOUT, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout
+from werkbaum_core.in_flight import Stopping
 
 if TYPE_CHECKING:
     from py_mini_racer import PythonJSConvertedTypes
@@ -125,6 +126,7 @@ class V8Executor:
         self._lock = threading.Lock()
         self._isolate: Isolate | None = None
         self._entries: dict[str, PythonJSConvertedTypes] = {}
+        self._closed = False
         with self._lock:
             self._start(starting.result())
             _open.add(self)
@@ -182,6 +184,8 @@ class V8Executor:
         return exports
 
     def _context(self) -> Isolate:
+        if self._closed:
+            raise Stopping()
         if self._isolate is None:
             self._start()
         assert self._isolate is not None
@@ -214,11 +218,15 @@ class V8Executor:
             except Exception as exc:  # the isolate stopped the call: start afresh
                 oom = _out_of_memory(isolate, exc)
                 self._discard()
+                if self._closed:
+                    raise Stopping() from exc  # close() interrupted it
                 if oom:
                     raise EngineError(self._oom_text(), entry=entry) from None
                 raise EngineError(f"v8 executor failed: {_first_line(exc)}", entry=entry) from exc
-            except BaseException:  # interrupted (KeyboardInterrupt) mid-call: no half state
+            except BaseException as exc:  # interrupted mid-call: no half state
                 self._discard()
+                if self._closed:
+                    raise Stopping() from exc  # close() interrupted it (CancelledError)
                 raise
         if not isinstance(answer, str):
             raise EngineError(f"v8 executor answered {type(answer).__name__}", entry=entry)
@@ -246,13 +254,10 @@ class V8Executor:
             isolate.close()
 
     def close(self) -> None:
-        with self._lock:
-            self._discard()
-            _open.discard(self)
-
-    def close_at_exit(self) -> None:
-        """Close, stopping a call in flight first: a daemon thread's call must not
-        hold the interpreter's exit for its whole time limit."""
+        """Close, stopping a call in flight first (it fails with
+        :class:`~werkbaum_core.in_flight.Stopping`): neither the interpreter's exit nor a
+        stop signal waits for a call's whole time limit. No context is made after this."""
+        self._closed = True
         if not self._lock.acquire(blocking=False):
             # Again and again: a call may hold the lock and not have started its JS yet
             # (a loaded machine), and an interrupt before the JS runs is lost.
@@ -270,6 +275,8 @@ class V8Executor:
             _open.discard(self)
         finally:
             self._lock.release()
+
+    close_at_exit = close
 
 
 class _ContextStart:
