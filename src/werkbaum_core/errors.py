@@ -116,6 +116,13 @@ class EngineTimeout(EngineError):
     code = "engine_timeout"
 
 
+class EngineCancelled(EngineError):
+    """The engine call was stopped because the request it served was cancelled."""
+
+    def __init__(self, entry: str) -> None:
+        super().__init__("the engine call was stopped: its request was cancelled", entry=entry)
+
+
 class ModuleSetError(WerkbaumError):
     """A module set cannot be used (missing file or export); raised at start-up."""
 

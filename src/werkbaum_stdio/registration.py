@@ -40,6 +40,7 @@ from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
 from werkbaum_core.display import shortened
+from werkbaum_core.engine.calls import Owner, on_behalf_of
 from werkbaum_core.errors import (
     ForbiddenSource,
     InvalidArgument,
@@ -179,22 +180,35 @@ class CatalogueTool:
     def _validator(self) -> jsonschema.Draft202012Validator:
         return jsonschema.Draft202012Validator(self.spec.input_schema)
 
-    def _checked_call(self, arguments: dict[str, Any], caller: Caller) -> ToolResult:
+    def _checked_call(self, arguments: dict[str, Any], caller: Caller, owner: Owner) -> ToolResult:
         """The tool's work after the input-schema check, both in the worker thread: a
-        check of a large argument costs time in proportion to it, off the event loop."""
+        check of a large argument costs time in proportion to it, off the event loop.
+        Its engine calls are ``owner``'s, so a cancellation can stop them."""
         found = problems(self._validator, arguments)
         if found:
             raise InvalidArgument("arguments do not match the input schema", problems=found)
-        return self.spec.call(self.services, arguments, caller)
+        with on_behalf_of(owner):
+            return self.spec.call(self.services, arguments, caller)
 
     async def call(self, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
         """The wire result of one call: checked against the input schema and run in a
         worker thread, shaped once."""
-        call = functools.partial(self._checked_call, arguments, caller)
+        owner = Owner()
+        call = functools.partial(self._checked_call, arguments, caller, owner)
         try:
-            # Not abandoned on cancellation: once a write has begun it completes
-            # (file, mirror commit, audit line) even if the client has gone.
-            result = await anyio.to_thread.run_sync(call)
+            if self.spec.read_only:
+                # A cancelled read (notifications/cancelled) is let go and its engine call
+                # stopped: a runaway analysis kept the engine from every other request for
+                # the rest of its time limit (round 26 process F9: 20 s).
+                try:
+                    result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                except anyio.get_cancelled_exc_class():
+                    self.services.engine.interrupt(owner)
+                    raise
+            else:
+                # Not abandoned on cancellation: once a write has begun it completes
+                # (file, mirror commit, audit line) even if the client has gone.
+                result = await anyio.to_thread.run_sync(call)
         except WerkbaumError as exc:
             return error_result(exc, caller.request_id)
         except Exception:

@@ -26,7 +26,9 @@ import pytest
 from tests.rawrpc import PipeClient
 from tests.tools import require_tool
 from werkbaum_core import EXECUTORS, Engine
+from werkbaum_core.engine import calls
 from werkbaum_core.engine.modules import bundled_dir
+from werkbaum_core.errors import EngineCancelled
 from werkbaum_core.in_flight import Stopping
 
 SERVER = Path(sys.executable).with_name("werkbaum-mcp")
@@ -176,3 +178,66 @@ def test_the_engine_child_dies_with_a_server_killed_by_sigkill(kind: str, tmp_pa
             if alive(kid):
                 os.kill(kid, signal.SIGKILL)
         client.close(timeout=DEADLINE)
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_interrupting_a_call_stops_only_its_owners_call(kind: str, tmp_path: Path) -> None:
+    """Round 26 process F9: a cancelled request's runaway call kept the engine for the rest
+    of its time limit. ``Engine.interrupt(owner)`` stops it, not another owner's, and the
+    engine answers the next call at once (a fresh child or context)."""
+    if kind == "node":
+        require_tool("node")
+    owner, stranger = calls.Owner(), calls.Owner()
+    with Engine.create(
+        kind, spinning_checkout(tmp_path / "front"), separate_process=True
+    ) as engine:
+        failures: list[BaseException] = []
+
+        def call() -> None:
+            with calls.on_behalf_of(owner):
+                try:
+                    engine.analyze_json(f"[ ] #plan: P SPIN{SPIN}\n  - [ ] #a: A (S)\n")
+                except BaseException as exc:
+                    failures.append(exc)
+
+        caller = threading.Thread(target=call, daemon=True)
+        caller.start()
+        time.sleep(1.0)  # the call spins now
+        assert not engine.interrupt(stranger)  # not its call
+        assert engine.interrupt(owner)
+        caller.join(DEADLINE)
+        assert not caller.is_alive(), "the interrupted call went on"
+        assert len(failures) == 1 and isinstance(failures[0], EngineCancelled), failures
+        assert not engine.interrupt(owner)  # nothing of its in flight any more
+        assert engine.analyze_json("[ ] #plan: P\n  - [ ] #a: A (S)\n")["tree"]
+
+
+@pytest.mark.parametrize("kind", EXECUTORS)
+def test_a_cancelled_inspect_frees_the_engine_for_the_next_request(
+    kind: str, tmp_path: Path
+) -> None:
+    """``notifications/cancelled`` for an inspect whose analysis runs away: the next
+    request's analysis is answered at once, not when the runaway call reaches its 30 s
+    limit (20 s seen, round 26 process F9); the cancelled request gets no answer."""
+    if kind == "node":
+        require_tool("node")
+    front = spinning_checkout(tmp_path / "front")
+    (tmp_path / "spin.werkbaum").write_text(f"[ ] #plan: P SPIN{SPIN}\n", encoding="utf-8")
+    (tmp_path / "other.werkbaum").write_text("[ ] #plan: Q\n  - [ ] #b: B (M)\n", encoding="utf-8")
+    argv = [str(SERVER), "--root", str(tmp_path), "--engine", kind, "--frontend", str(front)]
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    with PipeClient(argv, tmp_path, env) as client:
+        client.handshake()
+        client.call_tool("werkbaum_read", {"source": "other.werkbaum"})
+        params = {"name": "werkbaum_inspect", "arguments": {"source": "spin.werkbaum"}}
+        client.send({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": params})
+        time.sleep(1.5)  # the engine starts and the call spins now
+        cancel = {"requestId": 6, "reason": "the user stopped it"}
+        client.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        started = time.monotonic()
+        other = {"name": "werkbaum_inspect", "arguments": {"source": "other.werkbaum"}}
+        client.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": other})
+        answer = client.receive(7, timeout=DEADLINE, strict=True)  # none for 6 before it
+        assert time.monotonic() - started < DEADLINE
+        result = json.loads(answer["result"]["content"][0]["text"])
+        assert [node["label"] for node in result["tree"]] == ["Q"]

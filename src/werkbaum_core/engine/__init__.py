@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from werkbaum_core.convert import converter
+from werkbaum_core.engine.calls import Owner
 from werkbaum_core.engine.choice import AUTO, EXECUTORS, choose_executor, in_process_executor
 from werkbaum_core.engine.modules import (
     ENTRIES,
@@ -261,6 +262,12 @@ class Engine:
     def close(self) -> None:
         self.executor.close()
 
+    def interrupt(self, owner: Owner) -> bool:
+        """Stop the engine call ``owner`` has in flight, if any (a cancelled request's;
+        :mod:`werkbaum_core.engine.calls`): it fails with ``EngineCancelled`` and the
+        engine serves the next call at once. Whether there was one to stop."""
+        return self.executor.interrupt(owner)
+
     def __enter__(self) -> Engine:
         return self
 
@@ -349,6 +356,11 @@ class LazyEngine:
 
     def call(self, entry: str, payload: JSON) -> JSON:
         return self.get().call(entry, payload)
+
+    def interrupt(self, owner: Owner) -> bool:
+        """As :meth:`Engine.interrupt`; an engine not loaded yet has no call to stop."""
+        engine = self._engine
+        return engine is not None and engine.interrupt(owner)
 
     def close(self) -> None:
         if self._started:

@@ -41,6 +41,7 @@ from typing import Any
 
 import dukpy
 
+from werkbaum_core.engine.calls import Owner
 from werkbaum_core.engine.modules import Loadable
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout, TooLarge
@@ -153,6 +154,12 @@ class DukpyExecutor:
             if any(len(text) >= LARGE_TEXT for text in texts):
                 self._js = None
         return "null" if raw is None else str(raw)
+
+    def interrupt(self, owner: Owner) -> bool:
+        """In-process dukpy cannot be stopped from another thread (its only limit is
+        SIGALRM, on the main thread): a cancelled call runs to its end. The servers run
+        dukpy in a child process (:mod:`~werkbaum_core.engine.dukpy_process`), which can."""
+        return False
 
     def close(self) -> None:
         with self._lock:

@@ -35,8 +35,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
 from werkbaum_core.display import shortened
+from werkbaum_core.engine.calls import InFlight, Owner
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
-from werkbaum_core.errors import EngineError, EngineTimeout
+from werkbaum_core.errors import EngineCancelled, EngineError, EngineTimeout
 from werkbaum_core.in_flight import Stopping
 
 QUOTED = 200
@@ -246,6 +247,7 @@ class HostedExecutor(abc.ABC):
         self._process: HostProcess | None = None
         self._files = contextlib.ExitStack()
         self._closed = False
+        self._in_flight = InFlight()
         with self._lock:
             self._ensure_started()
 
@@ -291,6 +293,7 @@ class HostedExecutor(abc.ABC):
                 raise Stopping()
             request_id = next(self._ids)
             line = json.dumps({"id": request_id, "entry": entry, "payload": payload})
+            self._in_flight.begin()
             try:
                 assert process.popen.stdin is not None
                 process.popen.stdin.write(line + "\n")
@@ -308,10 +311,25 @@ class HostedExecutor(abc.ABC):
                 self._discard(process)
                 if self._closed and isinstance(exc, EngineError | OSError):
                     raise Stopping() from exc  # close() killed it
+                if self._in_flight.cancelled and isinstance(exc, EngineError | OSError):
+                    raise EngineCancelled(entry) from exc  # interrupt() killed it
                 if isinstance(exc, OSError):
                     raise EngineError(f"{self.name} executor pipe failed: {exc}") from exc
                 raise
+            finally:
+                self._in_flight.end()
         raise EngineError(message, entry=entry)
+
+    def interrupt(self, owner: Owner) -> bool:
+        """Stop ``owner``'s call in flight by killing its child (the call fails with
+        :class:`~werkbaum_core.errors.EngineCancelled`; the next call starts a fresh
+        child); whether it was in flight."""
+        return self._in_flight.stop_if(owner, self._kill_busy)
+
+    def _kill_busy(self) -> None:
+        process = self._process
+        if process is not None:
+            process.kill()  # the call sees the end of its answers and lets go
 
     def _discard(self, process: HostProcess) -> None:
         process.kill()
@@ -332,9 +350,7 @@ class HostedExecutor(abc.ABC):
         :class:`~werkbaum_core.in_flight.Stopping`. No child is started after this."""
         self._closed = True
         if not self._lock.acquire(blocking=False):
-            busy = self._process
-            if busy is not None:
-                busy.kill()  # the call sees the end of its answers and lets go
+            self._kill_busy()
             if not self._lock.acquire(timeout=CLOSE_WAIT):
                 return  # still starting a child (its own limit ends that): left to the exit
         try:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:
+    from werkbaum_core.engine.calls import Owner
 
 JSON = Any
 """A JSON value as the ``json`` module produces it."""
@@ -43,5 +46,10 @@ class Executor(Protocol):
     def call_text(self, entry: str, payload: JSON) -> str: ...
 
     def exports(self) -> dict[str, list[str]]: ...
+
+    def interrupt(self, owner: Owner) -> bool:
+        """Stop ``owner``'s call if it is in flight (see :mod:`werkbaum_core.engine.calls`);
+        whether it was. The executor stays usable."""
+        ...
 
     def close(self) -> None: ...

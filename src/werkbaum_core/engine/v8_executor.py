@@ -31,10 +31,11 @@ import time
 import weakref
 from typing import TYPE_CHECKING
 
+from werkbaum_core.engine.calls import InFlight, Owner
 from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
 from werkbaum_core.engine.protocol import JSON, LIMITS, START_TIMEOUT, Limits
-from werkbaum_core.errors import EngineError, EngineTimeout
+from werkbaum_core.errors import EngineCancelled, EngineError, EngineTimeout
 from werkbaum_core.in_flight import Stopping
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ class V8Executor:
         self._isolate: Isolate | None = None
         self._entries: dict[str, PythonJSConvertedTypes] = {}
         self._closed = False
+        self._in_flight = InFlight()
         with self._lock:
             self._start(starting.result())
             _open.add(self)
@@ -206,6 +208,7 @@ class V8Executor:
         args = (text, json.dumps(options)) if options else (text,)
         with self._lock:
             isolate = self._context()
+            self._in_flight.begin()
             try:
                 answer = isolate.call(self._entry(isolate, entry), args, self._timeout)
             except UnicodeEncodeError:
@@ -220,6 +223,8 @@ class V8Executor:
                 self._discard()
                 if self._closed:
                     raise Stopping() from exc  # close() interrupted it
+                if self._in_flight.cancelled:
+                    raise EngineCancelled(entry) from exc  # interrupt() stopped it
                 if oom:
                     raise EngineError(self._oom_text(), entry=entry) from None
                 raise EngineError(f"v8 executor failed: {_first_line(exc)}", entry=entry) from exc
@@ -227,12 +232,28 @@ class V8Executor:
                 self._discard()
                 if self._closed:
                     raise Stopping() from exc  # close() interrupted it (CancelledError)
+                if self._in_flight.cancelled:
+                    raise EngineCancelled(entry) from exc  # interrupt() stopped it
                 raise
+            finally:
+                self._in_flight.end()
         if not isinstance(answer, str):
             raise EngineError(f"v8 executor answered {type(answer).__name__}", entry=entry)
         if answer.startswith(_FAILED):
             raise EngineError(answer[1:], entry=entry)
         return answer
+
+    def interrupt(self, owner: Owner) -> bool:
+        """Stop ``owner``'s call in flight (it fails with
+        :class:`~werkbaum_core.errors.EngineCancelled`; the next call gets a fresh
+        context); whether it was in flight. V8 stops the running script; a call whose JS
+        has not begun yet runs (an interrupt before it is lost, as for :meth:`close`)."""
+        return self._in_flight.stop_if(owner, self._interrupt_isolate)
+
+    def _interrupt_isolate(self) -> None:
+        isolate = self._isolate
+        if isolate is not None:
+            isolate.interrupt()
 
     def _oom_text(self, what: str = "the call") -> str:
         return (

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from werkbaum_core.engine.calls import Owner
 from werkbaum_core.errors import InvalidArgument, NotFound, TooLarge, WerkbaumError
 from werkbaum_core.guide import GUIDE_URI, bundled_guide
 from werkbaum_core.in_flight import MIRROR, Commitment, Stopping, WritesInFlight
@@ -49,6 +50,8 @@ class Analyzer(Protocol):
     ) -> str: ...
 
     def call(self, entry: str, payload: Any) -> Any: ...
+
+    def interrupt(self, owner: Owner) -> bool: ...
 
 
 @attrs.frozen
