@@ -179,8 +179,30 @@ def test_the_cron_command_reports_the_stash(repo: Path, human: Human, store: Doc
     human.patch(doc_id, [{"op": "replace", "index": 1, "count": 1, "lines": ["  - [~] #a: A (S)"]}])
     outcome = mirror.sync(None)
     assert outcome.kept is not None
-    assert outcome.describe().endswith(f"Hand edit kept: git stash {outcome.kept[:7]}.")
+    stash = outcome.kept[:7]
+    assert outcome.describe().endswith(
+        f"Hand edit kept: git stash {stash} (git stash show -p {stash})."
+    )
     assert message(repo).splitlines()[0].endswith("(Version 2)")
+
+
+def test_a_run_that_only_puts_the_file_back_says_so(
+    repo: Path, human: Human, store: DocumentStore
+) -> None:
+    """Round 26 newcomer M5: with nothing to commit, a run that replaced a hand edit said
+    "Unchanged: … nothing to do. Hand edit kept: …" — the file had changed under the
+    person's eyes."""
+    doc_id = human.create(PLAN, title="Cron")
+    mirror = Mirror.create(doc_id, repo / "cron.werkbaum", store, None)
+    assert "commit" in mirror.sync(None).to_json()
+    (repo / "cron.werkbaum").write_text(HAND, encoding="utf-8")
+    outcome = mirror.sync(None)
+    assert outcome.kind == "unchanged" and outcome.kept is not None
+    stash = outcome.kept[:7]
+    assert outcome.describe() == (
+        "Restored: “Cron” (version 1), committed already; the file had a hand edit. "
+        f"Hand edit kept: git stash {stash} (git stash show -p {stash})."
+    )
 
 
 @pytest.mark.anyio

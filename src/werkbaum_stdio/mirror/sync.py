@@ -144,7 +144,8 @@ class MirrorOutcome:
     def describe(self) -> str:
         """One line for a terminal or cron log."""
         shown = f"“{one_line(self.title or '')}” (version {self.version})"
-        kept = f" Hand edit kept: git stash {self.kept[:7]}." if self.kept else ""
+        stash = (self.kept or "")[:7]
+        kept = f" Hand edit kept: git stash {stash} (git stash show -p {stash})." if stash else ""
         if self.kind == "commit":
             warned = f" Warning: {self.warning}." if self.warning else ""
             return f"Committed {(self.commit or '')[:7]}: {self.subject}{kept}{warned}"
@@ -153,7 +154,10 @@ class MirrorOutcome:
         if self.kind == "unchanged":
             by = f" (committed by {self.committed_by[:7]})" if self.committed_by else ""
             warned = f" Warning: {self.warning}." if self.warning else ""
-            return f"Unchanged: {shown} — nothing to do{by}.{kept}{warned}"
+            if stash:  # the commit had nothing to do, but the file was put back
+                restored = f"Restored: {shown}, committed already{by}"
+                return f"{restored}; the file had a hand edit.{kept}{warned}"
+            return f"Unchanged: {shown} — nothing to do{by}.{warned}"
         if self.kind == "skipped":
             return f"Skipped: {shown} — git has version {self.archived} already, nothing to do."
         return f"mirror failed ({self.stage}): {self.error}"
