@@ -39,8 +39,8 @@ from mcp.shared.uri_template import UriTemplate
 from pydantic import ValidationError
 
 from werkbaum_core.__version__ import __version__
+from werkbaum_core.calls import Owner, on_behalf_of
 from werkbaum_core.display import shortened
-from werkbaum_core.engine.calls import Owner, on_behalf_of
 from werkbaum_core.errors import (
     ForbiddenSource,
     InvalidArgument,

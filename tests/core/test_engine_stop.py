@@ -25,8 +25,7 @@ import pytest
 
 from tests.rawrpc import PipeClient
 from tests.tools import require_tool
-from werkbaum_core import EXECUTORS, Engine
-from werkbaum_core.engine import calls
+from werkbaum_core import EXECUTORS, Engine, calls
 from werkbaum_core.engine.modules import bundled_dir
 from werkbaum_core.errors import EngineCancelled
 from werkbaum_core.in_flight import Stopping

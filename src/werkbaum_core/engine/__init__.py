@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from werkbaum_core.calls import Owner
 from werkbaum_core.convert import converter
-from werkbaum_core.engine.calls import Owner
 from werkbaum_core.engine.choice import AUTO, EXECUTORS, choose_executor, in_process_executor
 from werkbaum_core.engine.modules import (
     ENTRIES,
@@ -264,7 +264,7 @@ class Engine:
 
     def interrupt(self, owner: Owner) -> bool:
         """Stop the engine call ``owner`` has in flight, if any (a cancelled request's;
-        :mod:`werkbaum_core.engine.calls`): it fails with ``EngineCancelled`` and the
+        :mod:`werkbaum_core.calls`): it fails with ``EngineCancelled`` and the
         engine serves the next call at once. Whether there was one to stop."""
         return self.executor.interrupt(owner)
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import dukpy
 
-from werkbaum_core.engine.calls import Owner
+from werkbaum_core.calls import Owner
 from werkbaum_core.engine.modules import Loadable
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineError, EngineTimeout, TooLarge

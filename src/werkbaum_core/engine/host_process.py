@@ -34,8 +34,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
 
+from werkbaum_core.calls import InFlight, Owner
 from werkbaum_core.display import shortened
-from werkbaum_core.engine.calls import InFlight, Owner
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineCancelled, EngineError, EngineTimeout
 from werkbaum_core.in_flight import Stopping

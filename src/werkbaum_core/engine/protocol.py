@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 if TYPE_CHECKING:
-    from werkbaum_core.engine.calls import Owner
+    from werkbaum_core.calls import Owner
 
 JSON = Any
 """A JSON value as the ``json`` module produces it."""
@@ -48,7 +48,7 @@ class Executor(Protocol):
     def exports(self) -> dict[str, list[str]]: ...
 
     def interrupt(self, owner: Owner) -> bool:
-        """Stop ``owner``'s call if it is in flight (see :mod:`werkbaum_core.engine.calls`);
+        """Stop ``owner``'s call if it is in flight (see :mod:`werkbaum_core.calls`);
         whether it was. The executor stays usable."""
         ...
 

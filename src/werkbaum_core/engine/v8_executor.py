@@ -31,7 +31,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING
 
-from werkbaum_core.engine.calls import InFlight, Owner
+from werkbaum_core.calls import InFlight, Owner
 from werkbaum_core.engine.linker import Script, link
 from werkbaum_core.engine.modules import Program
 from werkbaum_core.engine.protocol import JSON, LIMITS, START_TIMEOUT, Limits

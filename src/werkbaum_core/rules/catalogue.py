@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from werkbaum_core.engine.calls import Owner
+from werkbaum_core.calls import Owner
 from werkbaum_core.errors import InvalidArgument, NotFound, TooLarge, WerkbaumError
 from werkbaum_core.guide import GUIDE_URI, bundled_guide
 from werkbaum_core.in_flight import MIRROR, Commitment, Stopping, WritesInFlight
