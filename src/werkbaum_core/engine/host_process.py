@@ -22,14 +22,12 @@ from __future__ import annotations
 import abc
 import collections
 import contextlib
-import ctypes
 import itertools
 import json
 import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any
@@ -39,6 +37,7 @@ from werkbaum_core.display import shortened
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineCancelled, EngineError, EngineTimeout
 from werkbaum_core.in_flight import Stopping
+from werkbaum_core.parent_death import signalled_on_parent_death
 
 QUOTED = 200
 """Characters of a reply that breaks the protocol quoted in the error."""
@@ -63,29 +62,16 @@ class _Spawner:
         self._jobs: queue.Queue[Callable[[], None]] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._prctl: Callable[..., int] | None = None
-        if sys.platform.startswith("linux"):
-            with contextlib.suppress(OSError, AttributeError):
-                self._prctl = ctypes.CDLL(None, use_errno=True).prctl
 
-    def preexec(self) -> Callable[[], None] | None:
+    @staticmethod
+    def preexec() -> Callable[[], None] | None:
         """What the child runs before its program: ask for SIGKILL when its parent
         thread ends (and die now if that happened already)."""
-        prctl = self._prctl
-        if prctl is None:
-            return None
-        parent = os.getpid()
-
-        def die_with_parent() -> None:
-            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent:
-                os.kill(os.getpid(), signal.SIGKILL)
-
-        return die_with_parent
+        return signalled_on_parent_death(signal.SIGKILL)
 
     def spawn(self, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
         """``start()`` run on the spawner thread (where that matters), its result or error."""
-        if self._prctl is None:
+        if self.preexec() is None:
             return start()
         done = threading.Event()
         outcome: list[subprocess.Popen[str] | BaseException] = []
@@ -119,7 +105,6 @@ class _Spawner:
             self._jobs.get()()
 
 
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 SPAWNER = _Spawner()
 
 

@@ -39,14 +39,12 @@ over unmerged index entries, never while someone else holds the index.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -57,6 +55,7 @@ import attrs
 
 from werkbaum_core.engine.lifetime import on_stop
 from werkbaum_core.errors import InvalidArgument
+from werkbaum_core.parent_death import signalled_on_parent_death
 from werkbaum_stdio.mirror.message import SUBJECT_PREFIX, VERSION_TRAILER
 
 SEARCH_DEPTH = 100
@@ -223,46 +222,13 @@ def _ended(pid: int) -> bool:
 on_stop(_stop_everything)
 
 
-PR_SET_PDEATHSIG = 1
-"""``prctl`` option (Linux): the signal a process gets when the thread that started it ends."""
-
-
-def _prctl() -> Callable[..., int] | None:
-    """libc's ``prctl``, on Linux; None elsewhere (or without a libc that has it)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    return function
-
-
-_PRCTL = _prctl()
-"""Looked up once, in the parent: the child between fork and exec only calls it."""
-
 _WITH_HOOKS = frozenset({"commit"})
 """The git commands the mirror runs that run hooks and can change the branch: only these get
-:func:`_interrupted_with_parent`. A ``preexec_fn`` makes Python fork the whole server
+SIGINT when the process that runs git dies (:func:`_child_setup`). A ``preexec_fn`` makes
+Python fork the whole server
 instead of spawning git: about 1.5 ms more per command, 22 of which run while the mirror holds
 the index (its median hold went from 74 to 119 ms); the plumbing commands end on their own
 and change nothing a person sees."""
-
-
-def _interrupted_with_parent() -> None:
-    """In git's child process before exec: SIGINT when the process that runs git dies.
-
-    A stop signal is answered by :func:`_stop_everything`, but a process killed
-    outright (SIGKILL: the Python MCP SDK's client sends it 2 s after SIGTERM,
-    while the server still waits up to 5 s for the write in flight) runs no
-    clean-up: its ``git commit``, in a process group of its own, waited for its hook
-    and then committed after the server had died, of an index no one would update
-    (the ``index.lock`` the server held stayed too; round 26). SIGINT, as a Ctrl-C:
-    git removes its own lock files and ends without committing; a hook left running
-    finishes on its own.
-    """
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0)
 
 
 def run_git(
@@ -335,9 +301,18 @@ def _child_setup(command: str) -> Callable[[], None] | None:
     that to git and its hooks, and neither the deadline's SIGINT nor the parent-death
     SIGINT reached them — the pre-commit framework was then ended by SIGTERM without
     putting back the work it set aside. So git gets them at their defaults first.
+
+    A ``git commit`` also gets SIGINT when the process that runs it dies. A stop signal is
+    answered by :func:`_stop_everything`, but a process killed outright (SIGKILL: the
+    Python MCP SDK's client sends it 2 s after SIGTERM, while the server still waits up to
+    5 s for the write in flight) runs no clean-up: its ``git commit``, in a process group
+    of its own, waited for its hook and then committed after the server had died, of an
+    index no one would update (the ``index.lock`` the server held stayed too; round 26).
+    SIGINT, as a Ctrl-C: git removes its own lock files and ends without committing; a
+    hook left running finishes on its own.
     """
     defaults = any(signal.getsignal(sig) == signal.SIG_IGN for sig in _GIT_STOP_SIGNALS)
-    with_parent = _PRCTL is not None and command in _WITH_HOOKS
+    with_parent = signalled_on_parent_death(signal.SIGINT) if command in _WITH_HOOKS else None
     if not (defaults or with_parent):
         return None
 
@@ -345,8 +320,8 @@ def _child_setup(command: str) -> Callable[[], None] | None:
         if defaults:
             for sig in _GIT_STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
-        if with_parent:
-            _interrupted_with_parent()
+        if with_parent is not None:
+            with_parent()
 
     return setup
 
