@@ -16,7 +16,9 @@ files without copying them (:meth:`Program.locate`).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -183,12 +185,16 @@ class Copied:
 
 _loading: set[Path] = set()
 _loading_lock = threading.Lock()
+_PREFIX = "werkbaum-js-"
+PID_MAX = 1 << 22
+"""Linux's highest possible pid (``pid_max`` at most 2^22)."""
 
 
 @contextmanager
 def _loading_directory() -> Iterator[Path]:
     with _loading_lock:
-        target = Path(tempfile.mkdtemp(prefix="werkbaum-js-"))
+        _remove_orphans(Path(tempfile.gettempdir()))
+        target = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
         _loading.add(target)
     try:
         yield target
@@ -196,6 +202,38 @@ def _loading_directory() -> Iterator[Path]:
         with _loading_lock:
             _loading.discard(target)
         shutil.rmtree(target, ignore_errors=True)
+
+
+def _remove_orphans(temp: Path) -> None:
+    """Remove the load directories of this user's processes that are gone.
+
+    A process killed outright (SIGKILL) removes nothing, and the dukpy child keeps its
+    directory for its whole life: each such end left a ``werkbaum-js-*`` copy of the
+    modules behind (round 26 process F10). The directory names its creator's pid; one
+    whose process no longer exists is removed by the next load. Only real directories
+    of this user are touched (``rmtree`` does not follow links).
+    """
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(temp):
+            pid = entry.name[len(_PREFIX) :].split("-", 1)[0]
+            if not entry.name.startswith(_PREFIX) or not (pid.isdigit() and 0 < int(pid) < PID_MAX):
+                continue
+            with contextlib.suppress(OSError):
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(int(pid)):
+                    continue
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process has that pid now
+        return True
+    return True
 
 
 def remove_loading_directories() -> None:
