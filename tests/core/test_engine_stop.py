@@ -12,6 +12,7 @@ Real processes and signals; a checkout whose ``parse`` spins plays the runaway c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -54,6 +55,28 @@ def spinning_checkout(where: Path) -> Path:
     return where
 
 
+def spinning_call(
+    engine: Engine, owner: calls.Owner | None = None
+) -> tuple[threading.Thread, list[BaseException]]:
+    """A runaway analysis on a thread of its own (``owner``'s, if given), spinning once this
+    returns; the list gets what the call raised."""
+    failures: list[BaseException] = []
+
+    def call() -> None:
+        with contextlib.ExitStack() as stack:
+            if owner is not None:
+                stack.enter_context(calls.on_behalf_of(owner))
+            try:
+                engine.analyze_json(f"[ ] #plan: P SPIN{SPIN}\n  - [ ] #a: A (S)\n")
+            except BaseException as exc:
+                failures.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    time.sleep(1.0)  # the call spins now
+    return caller, failures
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
@@ -81,17 +104,7 @@ def test_closing_an_executor_stops_the_call_in_flight(kind: str, tmp_path: Path)
     if kind == "node":
         require_tool("node")
     engine = Engine.create(kind, spinning_checkout(tmp_path / "front"), separate_process=True)
-    failures: list[BaseException] = []
-
-    def call() -> None:
-        try:
-            engine.analyze_json(f"[ ] #plan: P SPIN{SPIN}\n  - [ ] #a: A (S)\n")
-        except BaseException as exc:
-            failures.append(exc)
-
-    caller = threading.Thread(target=call, daemon=True)
-    caller.start()
-    time.sleep(1.0)  # the call spins now
+    caller, failures = spinning_call(engine)
     closer = threading.Thread(target=engine.close, daemon=True)
     closer.start()
     closer.join(DEADLINE)
@@ -190,18 +203,7 @@ def test_interrupting_a_call_stops_only_its_owners_call(kind: str, tmp_path: Pat
     with Engine.create(
         kind, spinning_checkout(tmp_path / "front"), separate_process=True
     ) as engine:
-        failures: list[BaseException] = []
-
-        def call() -> None:
-            with calls.on_behalf_of(owner):
-                try:
-                    engine.analyze_json(f"[ ] #plan: P SPIN{SPIN}\n  - [ ] #a: A (S)\n")
-                except BaseException as exc:
-                    failures.append(exc)
-
-        caller = threading.Thread(target=call, daemon=True)
-        caller.start()
-        time.sleep(1.0)  # the call spins now
+        caller, failures = spinning_call(engine, owner)
         assert not engine.interrupt(stranger)  # not its call
         assert engine.interrupt(owner)
         caller.join(DEADLINE)

@@ -22,7 +22,7 @@ import pytest
 from tests.backend import Backend
 from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git
-from tests.mirror.test_cli import WERKBAUM
+from tests.mirror.test_cli import WERKBAUM, run
 from werkbaum_core.stores.documents import DocumentStore
 from werkbaum_stdio.mirror import Mirror
 from werkbaum_stdio.mirror.target import MirrorTarget
@@ -88,14 +88,7 @@ def second_version(repo: Path, backend: Backend, human: Human) -> Iterator[tuple
     doc = human.create(PLAN, title="Cron")
     url = f"{backend.base_url}/api/v1/documents/{doc}"
     plan = repo / "plan.werkbaum"
-    first = subprocess.run(
-        [str(WERKBAUM), "mirror", url, str(plan), "--git-commit"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    first = run(url, plan, "--git-commit")
     assert first.returncode == 0, first.stderr
     human.patch(doc, [{"op": "replace", "index": 1, "count": 1, "lines": ["  - [x] #a: A (S)"]}])
     yield url, plan
@@ -177,15 +170,19 @@ def _killed_in_its_commit(repo: Path, url: str, plan: Path) -> None:
     (repo / ".git" / "hooks" / "pre-commit").unlink()
 
 
+def ctrl_c_after_writing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C right after the mirror has renamed its new file into place."""
+    write_over = MirrorTarget.write_over
+
+    def then_ctrl_c(self: MirrorTarget, *args: Any) -> None:
+        write_over(self, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MirrorTarget, "write_over", then_ctrl_c)
+
+
 def _run(url: str, plan: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(WERKBAUM), "mirror", url, str(plan), "--git-commit"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return run(url, plan, "--git-commit")
 
 
 def test_the_run_after_a_killed_one_takes_its_lock_back_and_commits_its_text(
@@ -265,13 +262,7 @@ def test_a_ctrl_c_right_after_the_file_was_replaced_puts_it_back(
     soak: 2 such stashes in 67 interrupted runs, no person editing the plan)."""
     url, plan = second_version
     text = plan.read_bytes()
-    write_over = MirrorTarget.write_over
-
-    def then_ctrl_c(self: MirrorTarget, *args: Any) -> None:
-        write_over(self, *args)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(MirrorTarget, "write_over", then_ctrl_c)
+    ctrl_c_after_writing(monkeypatch)
     mirror = Mirror.create(url, plan, store, None)
     with pytest.raises(KeyboardInterrupt):
         mirror.sync(None)
@@ -297,13 +288,7 @@ def test_a_run_interrupted_after_a_killed_one_puts_back_a_text_still_known_as_it
     _killed_in_its_commit(repo, url, plan)
     left = plan.read_bytes()
     human.patch(url.rsplit("/", 1)[1], [{"op": "delete", "index": 3, "count": 1}])
-    write_over = MirrorTarget.write_over
-
-    def then_ctrl_c(self: MirrorTarget, *args: Any) -> None:
-        write_over(self, *args)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(MirrorTarget, "write_over", then_ctrl_c)
+    ctrl_c_after_writing(monkeypatch)
     mirror = Mirror.create(url, plan, store, None)
     with pytest.raises(KeyboardInterrupt):
         mirror.sync(None)

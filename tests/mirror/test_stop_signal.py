@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from tests.backend import Backend
 from tests.backend.faults import Delayed
 from tests.backend.human import Human
 from tests.mirror.conftest import PLAN, commits, git
-from tests.mirror.test_cli import WERKBAUM
+from tests.mirror.test_cli import run
 from tests.rawrpc import INITIALIZE, INITIALIZED, PipeClient
 from werkbaum_core.engine.lifetime import CLOSE_WAIT
 from werkbaum_core.in_flight import STOP_WAIT
@@ -108,6 +107,23 @@ def first_write(session: Session) -> dict[str, Any]:
     written = session.call("werkbaum_set_status", args)
     assert "commit" in written["mirror"], written
     return written
+
+
+def start_a_write_held_in_its_commit(
+    repo: Path, session: Session, written: dict[str, Any], hook_seconds: float
+) -> None:
+    """A pre-commit hook that sleeps ``hook_seconds``; a status write with the base of
+    ``written``, started; back once its mirror commit's hook runs."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    started = repo.parent / "hook-started"
+    hook.write_text(f"#!/bin/sh\n: > '{started}'\nsleep {hook_seconds}\n", "utf-8")
+    hook.chmod(0o755)
+    args = {"source": str(session.file), "base": written["base"], "id": "b", "status": "x"}
+    session.start("werkbaum_set_status", args)
+    deadline = time.monotonic() + 30
+    while not started.exists():
+        assert time.monotonic() < deadline, "the commit never started"
+        time.sleep(0.05)
 
 
 def landed(human: Human, doc: str, version: int, within: float = 30.0) -> None:
@@ -260,16 +276,7 @@ def test_a_stop_during_a_hung_commit_hook_stops_the_commit_too(
     try:
         written = first_write(server)
         before = commits(repo)
-        hook = repo / ".git" / "hooks" / "pre-commit"
-        started = repo.parent / "hook-started"
-        hook.write_text(f"#!/bin/sh\n: > '{started}'\nsleep {hook_seconds}\n", "utf-8")
-        hook.chmod(0o755)
-        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
-        server.start("werkbaum_set_status", args)
-        deadline = time.monotonic() + 30
-        while not started.exists():
-            assert time.monotonic() < deadline, "the commit never started"
-            time.sleep(0.05)
+        start_a_write_held_in_its_commit(repo, server, written, hook_seconds)
         hook_ends = time.monotonic() + hook_seconds
         assert (repo / ".git" / "index.lock").exists(), "the mirror holds the index"
         server.signal(signal.SIGTERM)
@@ -297,35 +304,19 @@ def test_the_text_a_stopped_mirror_commit_left_is_committed_by_the_next_run_not_
     server = Session(repo, backend, doc)
     try:
         written = first_write(server)
-        hook = repo / ".git" / "hooks" / "pre-commit"
-        started = repo.parent / "hook-started"
-        hook.write_text(f"#!/bin/sh\n: > '{started}'\nsleep 60\n", "utf-8")
-        hook.chmod(0o755)
-        args = {"source": str(server.file), "base": written["base"], "id": "b", "status": "x"}
-        server.start("werkbaum_set_status", args)
-        deadline = time.monotonic() + 30
-        while not started.exists():
-            assert time.monotonic() < deadline, "the commit never started"
-            time.sleep(0.05)
+        start_a_write_held_in_its_commit(repo, server, written, 60)
         server.signal(signal.SIGTERM)
         assert server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK) == -signal.SIGTERM
     finally:
         if server.client.process.poll() is None:
             server.client.process.kill()
         server.client.close()
-    hook.unlink()
+    (repo / ".git" / "hooks" / "pre-commit").unlink()
     left = server.file.read_bytes()
     assert left == str(human.get(doc)["content"]).encode("utf-8"), "the stop put the file back"
     human.patch(doc, [{"op": "replace", "index": 3, "count": 1, "lines": ["  - [ ] #c: C (S)"]}])
     url = f"{backend.base_url}/api/v1/documents/{doc}"
-    again = subprocess.run(
-        [str(WERKBAUM), "mirror", url, str(server.file), "--git-commit"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    again = run(url, server.file, "--git-commit")
     assert again.returncode == 0, again.stderr
     assert git(repo, "stash", "list") == ""
     assert "Werkbaum-Hand-Edit" not in git(repo, "log", "-1", "--format=%B")

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 from tests.stdio.conftest import raw_handshake
 from werkbaum_core import checksum
@@ -40,6 +41,18 @@ NODES = 20_000
 """A plan whose werkbaum_read answer (~1.3 MB) far exceeds the answer pipe (1 MiB)."""
 
 
+def start_server(root: Path, stdout: int | IO[bytes], stderr: IO[bytes]) -> subprocess.Popen[bytes]:
+    """The stdio server on ``root`` (dukpy), its stdin a pipe of ours."""
+    return subprocess.Popen(
+        [sys.executable, "-c", SERVER, "--root", str(root), "--engine", "dukpy"],
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=root,
+        env={"PATH": os.environ["PATH"], "HOME": str(root)},
+    )
+
+
 def big_plan() -> str:
     nodes = (f"  - [ ] #n{i}: Node number {i} with some words (S) @anna" for i in range(NODES))
     return "\n".join(["[ ] #plan: Plan", *nodes]) + "\n"
@@ -58,14 +71,7 @@ def test_a_host_that_closes_stdin_and_never_reads_stdout_does_not_keep_it_alive(
     stdout_read, stdout_write = os.pipe()  # held open here and never read
     err = tmp_path / "stderr.txt"
     with err.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-c", SERVER, "--root", str(tmp_path), "--engine", "dukpy"],
-            stdin=subprocess.PIPE,
-            stdout=stdout_write,
-            stderr=stderr,
-            cwd=tmp_path,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-        )
+        process = start_server(tmp_path, stdout_write, stderr)
     os.close(stdout_write)
     try:
         assert process.stdin is not None
@@ -105,14 +111,7 @@ def test_once_answers_cannot_be_written_no_further_request_is_run(tmp_path: Path
     with err.open("wb") as stderr, open(os.devnull, "wb") as full_or_null:
         target = open("/dev/full", "wb") if os.path.exists("/dev/full") else full_or_null  # noqa: SIM115
         with target:
-            process = subprocess.Popen(
-                [sys.executable, "-c", SERVER, "--root", str(tmp_path), "--engine", "dukpy"],
-                stdin=subprocess.PIPE,
-                stdout=target,
-                stderr=stderr,
-                cwd=tmp_path,
-                env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)},
-            )
+            process = start_server(tmp_path, target, stderr)
     assert process.stdin is not None
     try:
         process.stdin.write(json.dumps(raw_handshake(1, "full")[0]).encode() + b"\n")
