@@ -87,6 +87,12 @@ class Session:
     def exit_status(self, within: float) -> int:
         return self.client.process.wait(timeout=within)
 
+    def close(self) -> None:
+        """End the server (killed if a test left it running) and its pipes."""
+        if self.client.process.poll() is None:
+            self.client.process.kill()
+        self.client.close()
+
 
 @pytest.fixture
 def session(repo: Path, backend: Backend, human: Human) -> Iterator[tuple[Session, str]]:
@@ -95,9 +101,7 @@ def session(repo: Path, backend: Backend, human: Human) -> Iterator[tuple[Sessio
     try:
         yield started, doc
     finally:
-        if started.client.process.poll() is None:
-            started.client.process.kill()
-        started.client.close()
+        started.close()
 
 
 def first_write(session: Session) -> dict[str, Any]:
@@ -257,9 +261,7 @@ def test_a_stop_during_a_hung_commit_hook_leaves_no_scratch_index(
         assert list(tmp.glob("werkbaum-index-*")) == []
         assert server.lines()[-1]["outcome"] == "stopped"
     finally:
-        if server.client.process.poll() is None:
-            server.client.process.kill()
-        server.client.close()
+        server.close()
 
 
 def test_a_stop_during_a_hung_commit_hook_stops_the_commit_too(
@@ -287,9 +289,7 @@ def test_a_stop_during_a_hung_commit_hook_stops_the_commit_too(
         assert "README.md" in git(repo, "ls-tree", "--name-only", "HEAD")
         git(repo, "add", "README.md")  # the index is free
     finally:
-        if server.client.process.poll() is None:
-            server.client.process.kill()
-        server.client.close()
+        server.close()
 
 
 def test_the_text_a_stopped_mirror_commit_left_is_committed_by_the_next_run_not_stashed(
@@ -308,9 +308,7 @@ def test_the_text_a_stopped_mirror_commit_left_is_committed_by_the_next_run_not_
         server.signal(signal.SIGTERM)
         assert server.exit_status(within=STOP_WAIT + CLOSE_WAIT + SLACK) == -signal.SIGTERM
     finally:
-        if server.client.process.poll() is None:
-            server.client.process.kill()
-        server.client.close()
+        server.close()
     (repo / ".git" / "hooks" / "pre-commit").unlink()
     left = server.file.read_bytes()
     assert left == str(human.get(doc)["content"]).encode("utf-8"), "the stop put the file back"

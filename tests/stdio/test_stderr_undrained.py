@@ -13,6 +13,7 @@ import os
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 from tests.rawrpc import PipeClient
 from tests.stdio.conftest import SERVER
@@ -23,22 +24,35 @@ STALE = {"version": None, "checksum": "sha256:" + "0" * 64}
 ANSWER_SECONDS = 30
 
 
+def served_with_a_stderr_pipe(root: Path) -> tuple[PipeClient, int]:
+    """The server on ``root`` (holding PLAN), its stderr a 64 KiB pipe: its read end."""
+    (root / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
+    read_end, write_end = os.pipe()
+    env = {"PATH": os.environ["PATH"], "HOME": str(root)}
+    client = PipeClient([str(SERVER), "--root", str(root)], root, env, stderr=write_end)
+    os.close(write_end)
+    return client, read_end
+
+
+def stale_writes(client: PipeClient, count: int = 400) -> list[dict[str, Any]]:
+    """``count`` write attempts against a stale base, one after the other: an audit line
+    each (~280 bytes); their answers."""
+    arguments = {"source": "plan.werkbaum", "base": STALE, "id": "a", "status": "x"}
+    call = {"name": "werkbaum_set_status", "arguments": arguments}
+    answers = []
+    for number in range(count):
+        client.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+        answers.append(client.receive(number, timeout=ANSWER_SECONDS))
+    return answers
+
+
 def test_writes_and_refused_lines_are_answered_while_stderr_is_never_read(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
-    read_end, write_end = os.pipe()  # the host's stderr pipe, 64 KiB, never read
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-    client = PipeClient([str(SERVER), "--root", str(tmp_path)], tmp_path, env, stderr=write_end)
-    os.close(write_end)
+    client, read_end = served_with_a_stderr_pipe(tmp_path)  # the host never reads it
     try:
         client.handshake()
-        # 400 write attempts against a stale base: an audit line each (~280 bytes).
-        arguments = {"source": "plan.werkbaum", "base": STALE, "id": "a", "status": "x"}
-        for number in range(400):
-            call = {"name": "werkbaum_set_status", "arguments": arguments}
-            client.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
-            answer = client.receive(number, timeout=ANSWER_SECONDS)
+        for number, answer in enumerate(stale_writes(client)):
             assert '"conflict"' in answer["result"]["content"][0]["text"], number
         # 3,000 lines that are no request: a warning each, logged by the reader of stdin.
         for number in range(10_000, 13_000):
@@ -90,19 +104,11 @@ def test_a_stop_signal_writes_the_queued_audit_lines_out_first(tmp_path: Path) -
     """A stop signal ends the process without atexit: the audit lines still queued (here
     ~48 KB behind a full 64 KiB pipe that the host reads only from the moment it stops
     the server) must not die with it — the audit trail says who changed what."""
-    (tmp_path / "plan.werkbaum").write_text(PLAN, encoding="utf-8")
-    read_end, write_end = os.pipe()
-    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
-    client = PipeClient([str(SERVER), "--root", str(tmp_path)], tmp_path, env, stderr=write_end)
-    os.close(write_end)
+    client, read_end = served_with_a_stderr_pipe(tmp_path)
     received: list[bytes] = []
     try:
         client.handshake()
-        arguments = {"source": "plan.werkbaum", "base": STALE, "id": "a", "status": "x"}
-        for number in range(400):
-            call = {"name": "werkbaum_set_status", "arguments": arguments}
-            client.send({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
-            client.receive(number, timeout=ANSWER_SECONDS)
+        stale_writes(client)
         client.process.send_signal(signal.SIGTERM)
         reader = threading.Thread(target=lambda: received.append(_read_all(read_end)))
         reader.start()  # the host reads from now on
