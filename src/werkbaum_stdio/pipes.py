@@ -32,7 +32,6 @@ import io
 import logging
 import os
 import queue
-import select
 import sys
 import threading
 import time
@@ -59,6 +58,7 @@ from werkbaum_stdio.framing import (
     refuse_long_line,
     too_deep,
 )
+from werkbaum_stdio.std_streams import write_waiting
 
 PIPE_BYTES = 1 << 20
 """Capacity asked of the answer pipe (Linux caps it at ``/proc/sys/fs/pipe-max-size``,
@@ -410,10 +410,7 @@ class _Writer:
         view = memoryview(data)
         try:
             while view:
-                try:
-                    view = view[os.write(self._fd, view) :]
-                except BlockingIOError:  # a pipe the host made non-blocking: as if it blocked
-                    select.select([], [self._fd], [])
+                view = view[write_waiting(self._fd, view) :]
         except OSError as exc:  # the host closed its end, or stdout is no pipe it reads
             if exc.errno == errno.EBADF:
                 # Started with stdout closed (held by /dev/null, std_streams.guard): the

@@ -44,6 +44,17 @@ def _reason(error: OSError) -> str:
     return (error.strerror or str(error)).lower()
 
 
+def write_waiting(fd: int, data: ReadableBuffer) -> int:
+    """``os.write``, waiting for room as a blocking write would where the host made the
+    descriptor non-blocking (node makes its own stdio so; answers were cut off mid-line
+    and stderr lines lost); how many bytes it wrote."""
+    while True:
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
 class _Guarded(io.RawIOBase):
     """Descriptor ``fd`` for writing, with failures named (:class:`OutputFailed`)."""
 
@@ -67,11 +78,7 @@ class _Guarded(io.RawIOBase):
         if self._dropping:
             return size
         try:
-            while True:
-                try:
-                    return os.write(self._fd, data)
-                except BlockingIOError:  # a pipe the caller made non-blocking: wait as if
-                    select.select([], [self._fd], [])  # it blocked (node's stdio is so)
+            return write_waiting(self._fd, data)
         except BrokenPipeError:  # the reader left (``| head``)
             self._dropping = True
             return size

@@ -22,13 +22,12 @@ import atexit
 import contextlib
 import functools
 import logging
-import os
 import queue
-import select
 import threading
 import time
 
 from werkbaum_core.engine.lifetime import on_stop
+from werkbaum_stdio.std_streams import write_waiting
 
 QUEUED_LINES = 4096
 """Lines waiting for stderr before new ones are dropped (a few hundred KiB at most)."""
@@ -116,12 +115,7 @@ class StderrLines:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self._fd, view) :]
-            except InterruptedError:
-                continue
-            except BlockingIOError:  # a descriptor the host made non-blocking (node's stdio)
-                select.select([], [self._fd], [])
-                continue
+                view = view[write_waiting(self._fd, view) :]
             except OSError:  # stderr is closed: there is no one left to tell
                 return
 
