@@ -37,7 +37,7 @@ from werkbaum_core.display import shortened
 from werkbaum_core.engine.protocol import JSON, LIMITS, Limits
 from werkbaum_core.errors import EngineCancelled, EngineError, EngineTimeout
 from werkbaum_core.in_flight import Stopping
-from werkbaum_core.parent_death import signalled_on_parent_death
+from werkbaum_core.processes import signalled_on_parent_death
 
 QUOTED = 200
 """Characters of a reply that breaks the protocol quoted in the error."""

@@ -33,6 +33,7 @@ import attrs
 
 from werkbaum_core.display import shortened
 from werkbaum_core.errors import ModuleSetError
+from werkbaum_core.processes import alive
 
 REQUIRED_EXPORTS: Mapping[str, tuple[str, ...]] = {
     "parser.js": (
@@ -186,8 +187,6 @@ class Copied:
 _loading: set[Path] = set()
 _loading_lock = threading.Lock()
 _PREFIX = "werkbaum-js-"
-PID_MAX = 1 << 22
-"""Linux's highest possible pid (``pid_max`` at most 2^22)."""
 
 
 @contextmanager
@@ -216,24 +215,14 @@ def _remove_orphans(temp: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in os.scandir(temp):
             pid = entry.name[len(_PREFIX) :].split("-", 1)[0]
-            if not entry.name.startswith(_PREFIX) or not (pid.isdigit() and 0 < int(pid) < PID_MAX):
+            if not entry.name.startswith(_PREFIX) or not pid.isdigit():
                 continue
             with contextlib.suppress(OSError):
                 if not entry.is_dir(follow_symlinks=False):
                     continue
-                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or _alive(int(pid)):
+                if entry.stat(follow_symlinks=False).st_uid != os.getuid() or alive(int(pid)):
                     continue
                 shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process has that pid now
-        return True
-    return True
 
 
 def remove_loading_directories() -> None:

@@ -55,7 +55,7 @@ import attrs
 
 from werkbaum_core.engine.lifetime import on_stop
 from werkbaum_core.errors import InvalidArgument
-from werkbaum_core.parent_death import signalled_on_parent_death
+from werkbaum_core.processes import signalled_on_parent_death
 from werkbaum_stdio.mirror.message import SUBJECT_PREFIX, VERSION_TRAILER
 
 SEARCH_DEPTH = 100

@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from werkbaum_core.processes import alive
 from werkbaum_stdio.mirror.git import GitError, WorkTree, work_tree_lock
 
 LOCK_NAME = "werkbaum-mirror.lock"
@@ -213,22 +214,10 @@ class Journal:
             return False
         if [info.st_dev, info.st_ino, info.st_ctime_ns] != held[1:4]:
             return False
-        if not isinstance(held[4], int) or _alive(held[4]):
+        if not isinstance(held[4], int) or alive(held[4]):
             return False
         try:
             os.unlink(lock)
         except OSError:
             return False
         return True
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True  # this process runs; its own locks are released by their owners
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -1,4 +1,8 @@
-"""Children that end with their parent: Linux's ``prctl(PR_SET_PDEATHSIG)``.
+"""Other processes: whether one still runs, and children that end with their parent.
+
+:func:`alive` tells the files a process left (a mirror's ``index.lock``, a load directory)
+from those of a process still at work. :func:`signalled_on_parent_death` is Linux's
+``prctl(PR_SET_PDEATHSIG)``.
 
 A process killed outright (SIGKILL: the Python MCP SDK's client sends it 2 s after
 SIGTERM) runs none of its own clean-up; the kernel's signal to its children is all that
@@ -48,3 +52,19 @@ def signalled_on_parent_death(sig: signal.Signals) -> Callable[[], None] | None:
             os.kill(os.getpid(), sig)
 
     return ask
+
+
+def alive(pid: int) -> bool:
+    """Whether a process with this pid exists (another user's included); a pid no process
+    can have (0 or less, past the system's range) is none."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OverflowError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
