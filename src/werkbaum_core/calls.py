@@ -67,7 +67,7 @@ class InFlight:
     def stop_if(self, owner: Owner, stop: Callable[[], object]) -> bool:
         """Call ``stop`` if ``owner``'s call is in flight; whether it was."""
         with self._lock:
-            if owner is None or self._owner is not owner:
+            if self._owner is not owner:  # not in flight (None: no call is)
                 return False
             self.cancelled = True
             stop()
