@@ -71,15 +71,24 @@ class BlockedHook:
         return int(git_pid), int(hook_pid)
 
     def release(self) -> None:
-        """Let the hook end, if it still waits; return once it has ended."""
-        try:
-            fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # ENXIO: no reader, the hook has gone
-            pass
-        else:
+        """Let the hook end, if it still waits; return once it has ended.
+
+        A hook that runs but has no reader on the FIFO yet (it wrote its pids and is on its
+        way to ``read``) is waited for: releasing it then found no reader, and the hook
+        blocked for good once it got there."""
+        hook_pid = self.pids()[1]
+        deadline = time.monotonic() + WAIT
+        while _alive(hook_pid):
+            try:
+                fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no reader yet, or the hook has gone
+                assert time.monotonic() < deadline, "the hook never read its FIFO"
+                time.sleep(0.02)
+                continue
             os.write(fd, b"go\n")
             os.close(fd)
-        _wait_for(lambda: not _alive(self.pids()[1]), "the hook's end")
+            break
+        _wait_for(lambda: not _alive(hook_pid), "the hook's end")
 
 
 @pytest.fixture
